@@ -1,0 +1,161 @@
+# kestrel — build, test, demo, benchmarks and install.
+#
+#   make            build the runtime (build/lib), the CLI (build/bin) and the examples
+#   make demo       install missing dependencies, build, profile an example
+#   make test       install missing dependencies, build, run every test
+#   make bench      install benchmark peers, run the benchmarks (figures -> BENCHMARKS.md)
+#   make install    PREFIX=/usr/local DESTDIR= ; bin/, lib/, include/, lib/pkgconfig/
+#
+# build/ mirrors the installed layout (bin/, lib/), so the CLI finds the runtime at
+# <its dir>/../lib/libkestrel.so in both places.
+#
+# Each area adds its own rules in a fragment (tests/*/rules.mk, bench/rules.mk,
+# web/rules.mk, examples/rules.mk) by appending to the variables below, so a new test
+# or a new output never needs an edit here:
+#   TESTS        executables run by tests/run.sh (exit 0 pass, anything else fails)
+#   TEST_DEPS    what must be built before the tests run
+#   BENCHES      executables run by `make bench`, in order
+#   CLI_EXTRA_OBJS / CLI_EXTRA_DEPS   generated objects linked into the CLI (the viewer)
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BUILD   := build
+VERSION := 0.1.0
+
+CC      ?= cc
+WARN    := -Wall -Wextra -Werror
+COMMON  := -std=gnu11 $(WARN) -g -fno-omit-frame-pointer -Iinclude -Isrc -MMD -MP
+OPT     ?= -O2
+
+RUNTIME_CFLAGS  := $(COMMON) $(OPT) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
+                   -pthread -D_GNU_SOURCE
+ANALYSIS_CFLAGS := $(COMMON) $(OPT) -D_GNU_SOURCE
+SAN_FLAGS       := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+ANALYSIS_LIBS   := -ldw -lelf -ljansson -lz -lm -lpthread
+RUNTIME_LIBS    := -ldl -pthread
+
+# Files of the runtime that the analysis code shares (libc-only code, e.g. the
+# protobuf wire format).
+SHARED_RUNTIME  := pbwire
+
+RUNTIME_SRCS  := $(wildcard src/runtime/*.c)
+ANALYSIS_SRCS := $(wildcard src/analysis/*.c)
+CLI_SRCS      := $(wildcard src/cli/*.c)
+
+RUNTIME_OBJS  := $(RUNTIME_SRCS:src/runtime/%.c=$(BUILD)/rt/%.o)
+ANALYSIS_OBJS := $(ANALYSIS_SRCS:src/analysis/%.c=$(BUILD)/an/%.o) \
+                 $(SHARED_RUNTIME:%=$(BUILD)/an/%.o)
+ANALYSIS_SAN_OBJS := $(ANALYSIS_OBJS:$(BUILD)/an/%=$(BUILD)/an-san/%)
+CLI_OBJS      := $(CLI_SRCS:src/cli/%.c=$(BUILD)/cli/%.o)
+CLI_SAN_OBJS  := $(CLI_SRCS:src/cli/%.c=$(BUILD)/cli-san/%.o)
+
+LIBKESTREL_SO := $(BUILD)/lib/libkestrel.so
+LIBKESTREL_A  := $(BUILD)/lib/libkestrel.a
+LIBANALYSIS   := $(BUILD)/libkanalysis.a
+LIBANALYSIS_SAN := $(BUILD)/libkanalysis-san.a
+KESTREL       := $(BUILD)/bin/kestrel
+KESTREL_SAN   := $(BUILD)/bin/kestrel-san
+
+TESTS      :=
+TEST_DEPS  :=
+BENCHES    :=
+CLI_EXTRA_OBJS :=
+CLI_EXTRA_DEPS :=
+EXAMPLES   :=
+
+-include $(sort $(wildcard examples/rules.mk web/rules.mk tests/*/rules.mk bench/rules.mk))
+
+.PHONY: all deps demo test check bench install uninstall clean format
+all: $(LIBKESTREL_SO) $(LIBKESTREL_A) $(KESTREL) $(EXAMPLES)
+
+deps:
+	@scripts/deps.sh
+
+# `demo` and `test` install what is missing first, then build in a second make so
+# that nothing is compiled before the headers and libraries exist.
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all $(KESTREL_SAN) $(TEST_DEPS)
+	@tests/run.sh $(TESTS)
+
+# The tests without the dependency step, for a machine that already has them.
+check: all $(KESTREL_SAN) $(TEST_DEPS)
+	@tests/run.sh $(TESTS)
+
+bench:
+	@scripts/deps.sh --bench
+	@$(MAKE) --no-print-directory all $(BENCHES)
+	@set -e; for b in $(BENCHES); do echo "== $$b"; $$b; done
+
+# --- runtime -------------------------------------------------------------------
+$(BUILD)/rt/%.o: src/runtime/%.c
+	@mkdir -p $(@D)
+	$(CC) $(RUNTIME_CFLAGS) -c $< -o $@
+
+$(LIBKESTREL_SO): $(RUNTIME_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libkestrel.so -Wl,-z,nodelete -o $@ $^ $(RUNTIME_LIBS)
+
+$(LIBKESTREL_A): $(RUNTIME_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+# --- analysis and CLI --------------------------------------------------------------
+$(BUILD)/an/%.o: src/analysis/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) -c $< -o $@
+$(BUILD)/an/%.o: src/runtime/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) -c $< -o $@
+$(BUILD)/an-san/%.o: src/analysis/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+$(BUILD)/an-san/%.o: src/runtime/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+$(BUILD)/cli/%.o: src/cli/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) -DKESTREL_VERSION='"$(VERSION)"' -c $< -o $@
+$(BUILD)/cli-san/%.o: src/cli/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -DKESTREL_VERSION='"$(VERSION)"' -c $< -o $@
+
+$(LIBANALYSIS): $(ANALYSIS_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+$(LIBANALYSIS_SAN): $(ANALYSIS_SAN_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(KESTREL): $(CLI_OBJS) $(CLI_EXTRA_OBJS) $(LIBANALYSIS) $(CLI_EXTRA_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(CLI_OBJS) $(CLI_EXTRA_OBJS) $(LIBANALYSIS) $(ANALYSIS_LIBS)
+$(KESTREL_SAN): $(CLI_SAN_OBJS) $(CLI_EXTRA_OBJS) $(LIBANALYSIS_SAN) $(CLI_EXTRA_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SAN_OBJS) $(CLI_EXTRA_OBJS) $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
+
+# --- install -------------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(KESTREL) $(DESTDIR)$(PREFIX)/bin/kestrel
+	install -m 755 $(LIBKESTREL_SO) $(DESTDIR)$(PREFIX)/lib/libkestrel.so
+	install -m 644 $(LIBKESTREL_A) $(DESTDIR)$(PREFIX)/lib/libkestrel.a
+	install -m 644 include/kestrel.h $(DESTDIR)$(PREFIX)/include/kestrel.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' scripts/kestrel.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/kestrel.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/kestrel $(DESTDIR)$(PREFIX)/lib/libkestrel.so \
+	      $(DESTDIR)$(PREFIX)/lib/libkestrel.a $(DESTDIR)$(PREFIX)/include/kestrel.h \
+	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/kestrel.pc
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kestrel's build and tests need, when they are missing.
+# Idempotent and silent when everything is present. `--bench` adds the peers the
+# benchmarks compare against (perf, gperftools, heaptrack, jemalloc, hyperfine).
+set -euo pipefail
+
+# package:probe — the probe is a file or a command that tells whether it is present.
+BUILD_PKGS=(
+  gcc:/usr/bin/gcc make:/usr/bin/make pkg-config:/usr/bin/pkg-config
+  libdw-dev:/usr/include/elfutils/libdw.h libelf-dev:/usr/include/libelf.h
+  libjansson-dev:/usr/include/jansson.h zlib1g-dev:/usr/include/zlib.h
+  binutils:/usr/bin/objcopy
+)
+TEST_PKGS=(
+  clang:/usr/bin/clang libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
+  golang-go:/usr/bin/go python3:python3 nodejs:node npm:npm chromium:/usr/bin/chromium
+  procps:/usr/bin/pgrep
+)
+BENCH_PKGS=(
+  linux-perf:/usr/bin/perf google-perftools:/usr/bin/google-pprof
+  libgoogle-perftools-dev:/usr/include/gperftools/profiler.h heaptrack:/usr/bin/heaptrack
+  libjemalloc-dev:/usr/include/jemalloc/jemalloc.h hyperfine:/usr/bin/hyperfine
+  time:/usr/bin/time
+)
+
+want=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}")
+[ "${1:-}" = "--bench" ] && want+=("${BENCH_PKGS[@]}")
+
+missing=()
+for entry in "${want[@]}"; do
+  pkg=${entry%%:*} probe=${entry#*:}
+  if [ "${probe#/}" != "$probe" ]; then [ -e "$probe" ] && continue
+  else command -v "$probe" >/dev/null 2>&1 && continue; fi
+  missing+=("$pkg")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null 2>&1; then
+    echo "kestrel: missing packages: ${missing[*]}; run as root or install them with apt-get" >&2
+    exit 1
+  fi
+  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+  echo "kestrel: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  if ! { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"; } \
+       >/tmp/kestrel-deps.log 2>&1; then
+    echo "kestrel: could not install ${missing[*]} with apt-get; see /tmp/kestrel-deps.log" >&2
+    tail -n 5 /tmp/kestrel-deps.log >&2
+    exit 1
+  fi
+fi
+
+# The viewer's browser tests drive Debian's chromium with playwright-core from npm.
+if [ -f web/package.json ] && [ ! -d web/node_modules ]; then
+  if ! (cd web && npm ci --no-audit --no-fund --silent >/tmp/kestrel-npm.log 2>&1); then
+    echo "kestrel: npm could not install the viewer's test packages; see /tmp/kestrel-npm.log" >&2
+    exit 1
+  fi
+fi
+exit 0

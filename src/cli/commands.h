@@ -1,0 +1,11 @@
+/* kestrel's commands: each lives in cmd_<name>.c and is listed in main.c's table. */
+#ifndef KESTREL_CLI_COMMANDS_H
+#define KESTREL_CLI_COMMANDS_H
+
+struct command {
+    const char *name;
+    const char *summary; /* one line for `kestrel --help` */
+    int (*run)(int argc, char **argv); /* argv[0] is the command's name */
+};
+
+#endif

@@ -1,0 +1,39 @@
+/* kestrel: the command-line front end. Dispatches to one command per file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+static const struct command commands[] = {
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: kestrel <command> [options]\n\n"
+                 "kestrel is a sampling CPU and heap profiler for native Linux programs.\n\n"
+                 "commands:\n");
+    for (const struct command *c = commands; c->name; c++)
+        fprintf(out, "  %-10s %s\n", c->name, c->summary);
+    fprintf(out, "\n`kestrel <command> --help` describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("kestrel %s\n", KESTREL_VERSION);
+        return 0;
+    }
+    for (const struct command *c = commands; c->name; c++)
+        if (!strcmp(argv[1], c->name)) return c->run(argc - 1, argv + 1);
+    fprintf(stderr, "kestrel: %s: unknown command (see kestrel --help)\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,10 @@
+# Unit tests of the shared, libc-only code, built with the sanitizers: each
+# tests/unit/test_*.c is one test program.
+UNIT_TEST_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_TESTS     := $(UNIT_TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+TESTS     += $(UNIT_TESTS)
+TEST_DEPS += $(UNIT_TESTS)
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBANALYSIS_SAN)
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -o $@ $< $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
