@@ -50,11 +50,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# The viewer's browser tests drive Debian's chromium with playwright-core from npm.
-if [ -f web/package.json ] && [ ! -d web/node_modules ]; then
-  if ! (cd web && npm ci --no-audit --no-fund --silent >/tmp/kestrel-npm.log 2>&1); then
-    echo "kestrel: npm could not install the viewer's test packages; see /tmp/kestrel-npm.log" >&2
+# The browser and consumer tests use npm packages (playwright-core drives Debian's
+# chromium; consumers such as speedscope read our files). Each directory with a
+# package.json and a package-lock.json gets `npm ci` once.
+for dir in web tests/consumers; do
+  [ -f "$dir/package-lock.json" ] && [ ! -d "$dir/node_modules" ] || continue
+  if ! (cd "$dir" && npm ci --no-audit --no-fund --silent >/tmp/kestrel-npm.log 2>&1); then
+    echo "kestrel: npm could not install the packages of $dir; see /tmp/kestrel-npm.log" >&2
     exit 1
   fi
-fi
+done
 exit 0
