@@ -9,7 +9,7 @@
 # build/ mirrors the installed layout (bin/, lib/), so the CLI finds the runtime at
 # <its dir>/../lib/libkestrel.so in both places.
 #
-# Each area adds its own rules in a fragment (tests/*/rules.mk, bench/rules.mk,
+# Each area adds its own rules in a fragment (tests/*/rules.mk, bench/*.mk,
 # web/rules.mk, examples/rules.mk) by appending to the variables below, so a new test
 # or a new output never needs an edit here:
 #   TESTS        executables run by tests/run.sh (exit 0 pass, anything else fails)
@@ -63,7 +63,7 @@ CLI_EXTRA_OBJS :=
 CLI_EXTRA_DEPS :=
 EXAMPLES   :=
 
--include $(sort $(wildcard examples/rules.mk web/rules.mk tests/*/rules.mk bench/rules.mk))
+-include $(sort $(wildcard examples/rules.mk web/rules.mk tests/*/rules.mk bench/*.mk))
 
 .PHONY: all deps demo test check bench install uninstall clean format
 all: $(LIBKESTREL_SO) $(LIBKESTREL_A) $(KESTREL) $(EXAMPLES)
