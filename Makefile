@@ -31,7 +31,7 @@ RUNTIME_CFLAGS  := $(COMMON) $(OPT) -fPIC -fvisibility=hidden -ftls-model=initia
                    -pthread -D_GNU_SOURCE
 ANALYSIS_CFLAGS := $(COMMON) $(OPT) -D_GNU_SOURCE
 SAN_FLAGS       := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-ANALYSIS_LIBS   := -ldw -lelf -ljansson -lz -lm -lpthread
+ANALYSIS_LIBS   := -ldw -lelf -ljansson -lz -lm -lpthread -lstdc++
 RUNTIME_LIBS    := -ldl -pthread
 
 # Files of the runtime that the analysis code shares (libc-only code, e.g. the
@@ -130,12 +130,18 @@ $(LIBANALYSIS_SAN): $(ANALYSIS_SAN_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
+# The CLI takes the analysis library whole: its writer table refers to each writer
+# weakly (src/analysis/writers.c), and a weak reference alone pulls nothing from an
+# archive. -lstdc++ is for __cxa_demangle (C++ names, no external process).
+WHOLE   := -Wl,--whole-archive
+NOWHOLE := -Wl,--no-whole-archive
 $(KESTREL): $(CLI_OBJS) $(CLI_EXTRA_OBJS) $(LIBANALYSIS) $(CLI_EXTRA_DEPS)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(CLI_OBJS) $(CLI_EXTRA_OBJS) $(LIBANALYSIS) $(ANALYSIS_LIBS)
+	$(CC) -o $@ $(CLI_OBJS) $(CLI_EXTRA_OBJS) $(WHOLE) $(LIBANALYSIS) $(NOWHOLE) $(ANALYSIS_LIBS)
 $(KESTREL_SAN): $(CLI_SAN_OBJS) $(CLI_EXTRA_OBJS) $(LIBANALYSIS_SAN) $(CLI_EXTRA_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SAN_OBJS) $(CLI_EXTRA_OBJS) $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
+	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SAN_OBJS) $(CLI_EXTRA_OBJS) $(WHOLE) $(LIBANALYSIS_SAN) $(NOWHOLE) \
+	    $(ANALYSIS_LIBS)
 
 # --- install -------------------------------------------------------------------
 install: all

@@ -1,0 +1,426 @@
+/* The profile model (profile.h): growable tables and the hash tables that intern
+ * frames and stacks. */
+#include "analysis/profile.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Open-addressing tables of indices (+1; 0 = empty), kept at most half full. */
+struct index_table {
+    uint32_t *slots;
+    size_t mask; /* capacity - 1; capacity is a power of two */
+    size_t used;
+};
+
+struct profile_hash {
+    struct index_table frames;
+    struct index_table stacks;
+};
+
+/* ------------------------------------------------------------------ helpers */
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*arr, n * elem);
+    if (!q) return -1;
+    *arr = q;
+    *cap = n;
+    return 0;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    if (!s) return mix(h, 0x51);
+    uint64_t x = 1469598103934665603ull;
+    for (; *s; s++)
+        x = (x ^ (unsigned char)*s) * 1099511628211ull;
+    return mix(h, x);
+}
+
+static int str_eq(const char *a, const char *b)
+{
+    if (!a || !b) return a == b;
+    return !strcmp(a, b);
+}
+
+static uint64_t frame_hash(const struct profile_frame *f)
+{
+    uint64_t h = hash_str(0, f->name);
+    h = hash_str(h, f->file);
+    h = mix(h, (uint64_t)(uint32_t)f->line << 32 | (uint32_t)f->column);
+    h = mix(h, (uint64_t)(uint32_t)f->image << 16 | f->inlined << 1 | f->symbolized);
+    return mix(h, f->address);
+}
+
+static int frame_eq(const struct profile_frame *a, const struct profile_frame *b)
+{
+    return a->address == b->address && a->line == b->line && a->column == b->column &&
+           a->image == b->image && a->inlined == b->inlined && a->symbolized == b->symbolized &&
+           str_eq(a->name, b->name) && str_eq(a->file, b->file);
+}
+
+static uint64_t stack_hash(const uint32_t *frames, uint32_t depth)
+{
+    uint64_t h = depth;
+    for (uint32_t i = 0; i < depth; i++)
+        h = mix(h, frames[i]);
+    return h;
+}
+
+/* Doubles the table and reinserts every index, rehashed by `rehash`. */
+static int table_grow(struct index_table *t, const struct profile *p,
+                      uint64_t (*rehash)(const struct profile *, uint32_t))
+{
+    size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
+    uint32_t *slots = calloc(cap, sizeof *slots);
+    if (!slots) return -1;
+    for (size_t i = 0; t->mask && i <= t->mask; i++) {
+        uint32_t v = t->slots[i];
+        if (!v) continue;
+        size_t j = rehash(p, v - 1) & (cap - 1);
+        while (slots[j])
+            j = (j + 1) & (cap - 1);
+        slots[j] = v;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->mask = cap - 1;
+    return 0;
+}
+
+static uint64_t rehash_frame(const struct profile *p, uint32_t i)
+{
+    return frame_hash(&p->frames[i]);
+}
+
+static uint64_t rehash_stack(const struct profile *p, uint32_t i)
+{
+    return stack_hash(p->stacks[i].frames, p->stacks[i].depth);
+}
+
+/* ------------------------------------------------------------------ lifetime */
+
+struct profile *profile_new(enum profile_kind kind)
+{
+    struct profile *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->hash = calloc(1, sizeof *p->hash);
+    if (!p->hash) {
+        free(p);
+        return NULL;
+    }
+    p->kind = kind;
+    p->meta.pid = -1;
+    return p;
+}
+
+static void free_frames_stacks(struct profile *p)
+{
+    for (size_t i = 0; i < p->n_frames; i++) {
+        free(p->frames[i].name);
+        free(p->frames[i].file);
+    }
+    for (size_t i = 0; i < p->n_stacks; i++)
+        free(p->stacks[i].frames);
+    free(p->frames);
+    free(p->stacks);
+    if (p->hash) {
+        free(p->hash->frames.slots);
+        free(p->hash->stacks.slots);
+    }
+}
+
+void profile_free(struct profile *p)
+{
+    if (!p) return;
+    free_frames_stacks(p);
+    free(p->hash);
+    for (size_t i = 0; i < p->n_sample_types; i++) {
+        free(p->sample_types[i].type);
+        free(p->sample_types[i].unit);
+    }
+    free(p->period_type.type);
+    free(p->period_type.unit);
+    for (size_t i = 0; i < p->n_threads; i++) {
+        free(p->threads[i].label);
+        free(p->threads[i].name);
+    }
+    free(p->threads);
+    free(p->samples);
+    free(p->values);
+    for (size_t i = 0; i < p->n_images; i++) {
+        free(p->images[i].path);
+        free(p->images[i].build_id);
+        free(p->images[i].arch);
+    }
+    free(p->images);
+    free(p->meta.exe);
+    free(p->meta.platform);
+    free(p->meta.engine);
+    for (size_t i = 0; i < p->meta.n_tables; i++)
+        free(p->meta.tables[i].name);
+    free(p->meta.tables);
+    for (size_t i = 0; i < p->meta.n_comments; i++)
+        free(p->meta.comments[i]);
+    free(p->meta.comments);
+    free(p->source);
+    free(p);
+}
+
+/* ------------------------------------------------------------------ adders */
+
+int profile_add_sample_type(struct profile *p, const char *type, const char *unit)
+{
+    /* Values are stored per sample, so the types are fixed before the first sample. */
+    if (p->n_sample_types >= PROFILE_MAX_SAMPLE_TYPES || p->n_samples) return -1;
+    struct profile_sample_type *t = &p->sample_types[p->n_sample_types];
+    t->type = strdup(type ? type : "");
+    t->unit = strdup(unit ? unit : "");
+    if (!t->type || !t->unit) {
+        free(t->type);
+        free(t->unit);
+        t->type = t->unit = NULL;
+        return -1;
+    }
+    return (int)p->n_sample_types++;
+}
+
+int profile_find_sample_type(const struct profile *p, const char *type)
+{
+    for (size_t i = 0; i < p->n_sample_types; i++)
+        if (!strcmp(p->sample_types[i].type, type)) return (int)i;
+    return -1;
+}
+
+int64_t profile_add_thread(struct profile *p, const char *label, int64_t fiber, int64_t tid,
+                           const char *name)
+{
+    if (grow((void **)&p->threads, &p->cap_threads, p->n_threads + 1, sizeof *p->threads))
+        return -1;
+    struct profile_thread *t = &p->threads[p->n_threads];
+    t->label = strdup(label ? label : "");
+    t->name = dup_or_null(name);
+    if (!t->label || (name && !t->name)) {
+        free(t->label);
+        free(t->name);
+        return -1;
+    }
+    t->fiber = fiber;
+    t->tid = tid;
+    return (int64_t)p->n_threads++;
+}
+
+int64_t profile_add_image(struct profile *p, const struct profile_image *im)
+{
+    if (grow((void **)&p->images, &p->cap_images, p->n_images + 1, sizeof *p->images)) return -1;
+    struct profile_image *d = &p->images[p->n_images];
+    *d = *im;
+    d->path = strdup(im->path ? im->path : "");
+    d->build_id = dup_or_null(im->build_id);
+    d->arch = dup_or_null(im->arch);
+    if (!d->path || (im->build_id && !d->build_id) || (im->arch && !d->arch)) {
+        free(d->path);
+        free(d->build_id);
+        free(d->arch);
+        return -1;
+    }
+    return (int64_t)p->n_images++;
+}
+
+int64_t profile_intern_frame(struct profile *p, const struct profile_frame *f)
+{
+    struct index_table *t = &p->hash->frames;
+    if ((p->n_frames + 1) * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t, p, rehash_frame))
+        return -1;
+    size_t j = frame_hash(f) & t->mask;
+    for (; t->slots[j]; j = (j + 1) & t->mask)
+        if (frame_eq(&p->frames[t->slots[j] - 1], f)) return t->slots[j] - 1;
+    if (p->n_frames >= UINT32_MAX - 1) return -1;
+    if (grow((void **)&p->frames, &p->cap_frames, p->n_frames + 1, sizeof *p->frames)) return -1;
+    struct profile_frame *d = &p->frames[p->n_frames];
+    *d = *f;
+    d->name = strdup(f->name ? f->name : "");
+    d->file = dup_or_null(f->file);
+    if (!d->name || (f->file && !d->file)) {
+        free(d->name);
+        free(d->file);
+        return -1;
+    }
+    t->slots[j] = (uint32_t)++p->n_frames;
+    t->used++;
+    return (int64_t)p->n_frames - 1;
+}
+
+int64_t profile_intern_address(struct profile *p, uint64_t address)
+{
+    char hex[24];
+    snprintf(hex, sizeof hex, "0x%" PRIx64, address);
+    struct profile_frame f = {
+        .name = hex, .image = profile_image_of(p, address), .address = address};
+    return profile_intern_frame(p, &f);
+}
+
+int64_t profile_intern_stack(struct profile *p, const uint32_t *frames, uint32_t depth)
+{
+    struct index_table *t = &p->hash->stacks;
+    if ((p->n_stacks + 1) * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t, p, rehash_stack))
+        return -1;
+    size_t j = stack_hash(frames, depth) & t->mask;
+    for (; t->slots[j]; j = (j + 1) & t->mask) {
+        const struct profile_stack *s = &p->stacks[t->slots[j] - 1];
+        if (s->depth == depth && !memcmp(s->frames, frames, depth * sizeof *frames))
+            return t->slots[j] - 1;
+    }
+    if (p->n_stacks >= UINT32_MAX - 1) return -1;
+    if (grow((void **)&p->stacks, &p->cap_stacks, p->n_stacks + 1, sizeof *p->stacks)) return -1;
+    struct profile_stack *d = &p->stacks[p->n_stacks];
+    d->frames = malloc((depth ? depth : 1) * sizeof *frames);
+    if (!d->frames) return -1;
+    memcpy(d->frames, frames, depth * sizeof *frames);
+    d->depth = depth;
+    t->slots[j] = (uint32_t)++p->n_stacks;
+    t->used++;
+    return (int64_t)p->n_stacks - 1;
+}
+
+int profile_add_sample(struct profile *p, uint32_t thread, uint32_t stack, int state,
+                       int64_t time_ns, const int64_t *values)
+{
+    size_t old = p->cap_samples;
+    if (grow((void **)&p->samples, &p->cap_samples, p->n_samples + 1, sizeof *p->samples))
+        return -1;
+    if (p->cap_samples != old && p->n_sample_types) {
+        int64_t *v = realloc(p->values, p->cap_samples * p->n_sample_types * sizeof *v);
+        if (!v) {
+            p->cap_samples = old; /* keep samples and values the same capacity */
+            return -1;
+        }
+        p->values = v;
+    }
+    struct profile_sample *s = &p->samples[p->n_samples];
+    s->thread = thread;
+    s->stack = stack;
+    s->state = (uint8_t)state;
+    s->time_ns = time_ns;
+    memcpy(profile_values(p, p->n_samples), values, p->n_sample_types * sizeof *values);
+    p->n_samples++;
+    return 0;
+}
+
+int profile_add_table(struct profile *p, const char *name, uint64_t used, uint64_t limit,
+                      uint64_t past)
+{
+    struct profile_table *t =
+        realloc(p->meta.tables, (p->meta.n_tables + 1) * sizeof *p->meta.tables);
+    if (!t) return -1;
+    p->meta.tables = t;
+    char *n = strdup(name);
+    if (!n) return -1;
+    t[p->meta.n_tables++] = (struct profile_table){n, used, limit, past};
+    return 0;
+}
+
+int profile_add_comment(struct profile *p, const char *text)
+{
+    char **c = realloc(p->meta.comments, (p->meta.n_comments + 1) * sizeof *c);
+    if (!c) return -1;
+    p->meta.comments = c;
+    if (!(c[p->meta.n_comments] = strdup(text))) return -1;
+    p->meta.n_comments++;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ queries */
+
+int profile_image_of(const struct profile *p, uint64_t addr)
+{
+    for (size_t i = 0; i < p->n_images; i++) {
+        const struct profile_image *im = &p->images[i];
+        if (im->text_size && addr >= im->text && addr - im->text < im->text_size) return (int)i;
+    }
+    /* Only images that say nothing about their executable range may claim an
+     * address by base: a ranged image that does not contain it cannot hold it. */
+    int best = -1;
+    for (size_t i = 0; i < p->n_images; i++) {
+        const struct profile_image *im = &p->images[i];
+        if (im->text_size || im->base > addr) continue;
+        if (best < 0 || im->base > p->images[best].base) best = (int)i;
+    }
+    return best;
+}
+
+int64_t profile_wall_ns(const struct profile *p)
+{
+    if (p->meta.start_unix_ns <= 0 || p->meta.end_unix_ns < p->meta.start_unix_ns) return 0;
+    return p->meta.end_unix_ns - p->meta.start_unix_ns;
+}
+
+int profile_check(const struct profile *p, char *why, size_t why_size)
+{
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        snprintf(why, why_size, __VA_ARGS__);                                                      \
+        return -1;                                                                                 \
+    } while (0)
+    if (!p->n_sample_types) FAIL("no sample types");
+    if (p->default_type >= p->n_sample_types) FAIL("default sample type out of range");
+    for (size_t i = 0; i < p->n_frames; i++) {
+        const struct profile_frame *f = &p->frames[i];
+        if (!f->name) FAIL("frame %zu has no name", i);
+        if (f->image < -1 || (f->image >= 0 && (size_t)f->image >= p->n_images))
+            FAIL("frame %zu: image %d out of range", i, f->image);
+    }
+    for (size_t i = 0; i < p->n_stacks; i++) {
+        const struct profile_stack *s = &p->stacks[i];
+        if (s->depth > PROFILE_MAX_DEPTH) FAIL("stack %zu is %u frames deep", i, s->depth);
+        for (uint32_t k = 0; k < s->depth; k++)
+            if (s->frames[k] >= p->n_frames) FAIL("stack %zu: frame %u out of range", i, k);
+    }
+    for (size_t i = 0; i < p->n_samples; i++) {
+        const struct profile_sample *s = &p->samples[i];
+        if (s->thread >= p->n_threads) FAIL("sample %zu: thread out of range", i);
+        if (s->stack >= p->n_stacks) FAIL("sample %zu: stack out of range", i);
+        if (s->state >= PROFILE_NSTATES) FAIL("sample %zu: unknown state %u", i, s->state);
+    }
+    return 0;
+#undef FAIL
+}
+
+/* ------------------------------------------------------------------ symbolizer */
+
+void profile_replace_stacks(struct profile *p, struct profile *with, const uint32_t *map)
+{
+    free_frames_stacks(p);
+    p->frames = with->frames;
+    p->n_frames = with->n_frames;
+    p->cap_frames = with->cap_frames;
+    p->stacks = with->stacks;
+    p->n_stacks = with->n_stacks;
+    p->cap_stacks = with->cap_stacks;
+    p->hash->frames = with->hash->frames;
+    p->hash->stacks = with->hash->stacks;
+    with->frames = NULL;
+    with->stacks = NULL;
+    with->n_frames = with->n_stacks = with->cap_frames = with->cap_stacks = 0;
+    memset(with->hash, 0, sizeof *with->hash);
+    for (size_t i = 0; i < p->n_samples; i++)
+        p->samples[i].stack = map[p->samples[i].stack];
+}

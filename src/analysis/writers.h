@@ -1,0 +1,45 @@
+/* Output writers: one per export format (FORMATS.md §3), each in its own file
+ * (write_speedscope.c, write_folded.c, ...), all reading the same profile model and
+ * the aggregation already computed for it (a writer never re-derives a share).
+ *
+ * A writer declares itself as
+ *     const struct writer writer_folded = {"folded", ".folded", write_folded};
+ * and writers.c lists it in the one table that `kestrel export` and `kestrel record`
+ * iterate. The table refers to each writer weakly, so a writer whose file is not in
+ * the build yet is skipped instead of breaking the link (the CLI links the analysis
+ * library whole, so every writer that is present is found). */
+#ifndef KESTREL_WRITERS_H
+#define KESTREL_WRITERS_H
+#include <stdio.h>
+
+struct profile;
+struct summary;
+
+struct writer {
+    const char *format; /* the name `export --format` takes: "speedscope", "folded"... */
+    const char *suffix; /* appended to a stem: ".speedscope.json", ".folded"... */
+    /* Writes the whole output to out. Returns 0, or a negative errno (-EINVAL when
+     * the profile cannot be expressed in this format). Prints nothing; the caller
+     * reports failures and removes the partial file. */
+    int (*write)(const struct profile *p, const struct summary *s, FILE *out);
+};
+
+/* The registered writers present in this build, in FORMATS.md §3 order; n gets the
+ * count. */
+const struct writer *const *writers_all(size_t *n);
+
+/* The writer for a format name, or NULL. */
+const struct writer *writers_find(const char *format);
+
+/* Writes through w into path atomically: into a temporary file in the same
+ * directory, renamed over path only when the writer and every flush and close
+ * succeeded; on any failure the temporary file is removed, so path is either the
+ * complete new output or untouched. path "-" writes to stdout (buffered in memory
+ * first, so a failed writer prints nothing). Returns 0, or a negative errno;
+ * on failure prints `kestrel: <path>: <why>` to stderr. */
+int writer_write_file(const struct writer *w, const struct profile *p, const struct summary *s,
+                      const char *path);
+
+/* The general form: any function that writes a FILE, atomically into path. */
+int atomic_write(const char *path, int (*fn)(void *ctx, FILE *out), void *ctx);
+#endif

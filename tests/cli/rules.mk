@@ -1,0 +1,12 @@
+# Tests of the CLI and the analysis library. Each tests/cli/test_*.c is one program
+# built with the sanitizers against the analysis library; each tests/cli/*.sh is an
+# end-to-end script that runs build/bin/kestrel and build/bin/kestrel-san.
+CLI_TEST_SRCS := $(wildcard tests/cli/test_*.c)
+CLI_TESTS     := $(CLI_TEST_SRCS:tests/cli/%.c=$(BUILD)/tests/cli/%)
+CLI_SCRIPTS   := $(wildcard tests/cli/e2e_*.sh)
+TESTS     += $(CLI_TESTS) $(CLI_SCRIPTS)
+TEST_DEPS += $(CLI_TESTS) $(KESTREL) $(KESTREL_SAN)
+
+$(BUILD)/tests/cli/%: tests/cli/%.c $(LIBANALYSIS_SAN)
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -o $@ $< $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
