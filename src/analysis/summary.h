@@ -1,0 +1,70 @@
+/* Aggregation of a profile for one sample type: self and total per function and per
+ * source line, per thread, per state, each share with its standard error. Every
+ * writer and the terminal report read these numbers instead of deriving their own.
+ *
+ * Definitions (DESIGN.md §2):
+ * - A sample's value is its value of the chosen type (1 per sample for "samples",
+ *   nanoseconds for "cpu", bytes for "inuse_space"...).
+ * - self(f): the value of samples whose leaf frame is f (after inline expansion the
+ *   leaf is the innermost inlined function). total(f): the value of samples with f
+ *   anywhere on the stack, counted once per sample however often f recurses.
+ * - Functions are told apart by (name, file, image); lines by (function, line).
+ * - share = value / summary.total; its standard error is stats_se(share, n) with n
+ *   the number of samples, and `significant` says it clears two standard errors
+ *   (stats_detectable). */
+#ifndef KESTREL_SUMMARY_H
+#define KESTREL_SUMMARY_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/profile.h"
+
+struct summary_share {
+    int64_t value;   /* in the sample type's unit */
+    uint64_t n;      /* samples that contributed */
+    double share;    /* value / summary.total; 0 when total is 0 */
+    double se;       /* its standard error over summary.n_samples */
+    int significant; /* 1 when it clears two standard errors */
+};
+
+struct summary_function {
+    const char *name; /* the profile's string; never NULL */
+    const char *file; /* NULL when unknown */
+    int32_t line;     /* the line holding most of its self (else total) value; 0 unknown */
+    int32_t image;    /* index into profile.images, -1 when none */
+    struct summary_share self, total;
+};
+
+struct summary_line {
+    uint32_t function; /* index into summary.functions */
+    const char *file;  /* NULL when unknown */
+    int32_t line;      /* 0 when unknown */
+    struct summary_share self, total;
+};
+
+struct summary_thread {
+    int64_t value[PROFILE_NSTATES]; /* per state */
+    uint64_t n[PROFILE_NSTATES];
+    struct summary_share share; /* this thread's part of the whole */
+};
+
+struct summary {
+    const struct profile *profile;
+    size_t type;        /* the sample type aggregated */
+    int64_t total;      /* sum of every sample's value */
+    uint64_t n_samples; /* samples with a nonzero value */
+    struct summary_share state[PROFILE_NSTATES];
+
+    struct summary_function *functions; /* by self descending, then total, then name */
+    size_t n_functions;
+    uint32_t *function_of_frame; /* profile frame index -> functions index */
+    struct summary_line *lines;  /* by self descending, then total */
+    size_t n_lines;
+    struct summary_thread *threads; /* one per profile thread, same order */
+};
+
+/* Aggregates p for sample type `type`. NULL when memory runs out or a total would
+ * overflow 64 bits (bad input): *why says which. */
+struct summary *summary_build(const struct profile *p, size_t type, const char **why);
+void summary_free(struct summary *s);
+#endif
