@@ -4,8 +4,9 @@
  *
  * The table is fixed-size and malloc-free. images_refresh() re-reads it through
  * dl_iterate_phdr when the loader's add/sub counters changed; an image unloaded
- * since is kept and marked. Nothing here may run in a signal handler; everything may
- * run inside malloc. */
+ * since is kept and marked (dlclose is interposed so that an image is recorded before
+ * it goes away). Nothing here may run in a signal handler; everything may run inside
+ * malloc. Readers need no lock: entries are only appended. */
 #ifndef KESTREL_IMAGES_H
 #define KESTREL_IMAGES_H
 #include <stddef.h>
@@ -35,6 +36,12 @@ int images_refresh(void);
 /* The images known so far, loaded or not; valid until the next images_refresh(). */
 size_t images_count(void);
 const struct image *images_get(size_t i);
+
+/* Images that could not be recorded because the table was full. */
+size_t images_past_limit(void);
+
+/* The loaded image whose executable span contains pc, or NULL. */
+const struct image *images_find_text(uint64_t pc);
 
 /* Lowercase hex of an image's build id into out (2*len+1 bytes); "" when none. */
 void images_build_id_hex(const struct image *im, char *out, size_t out_size);

@@ -10,7 +10,12 @@
  *    its handler after start (sigaction/signal are watched);
  *  - fork: the child forgets the parent's sessions and starts over.
  *
- * A profiler registers one client. lifecycle_register() runs on a normal thread. */
+ * A profiler registers one client. lifecycle_register() runs on a normal thread, never
+ * inside malloc (it starts a thread). An exec from a vfork child flushes nothing: the
+ * child shares the parent's memory and the parent's profile goes on.
+ *
+ * Signal handlers: lifecycle's own handler for the fatal signals (it only wakes the
+ * flushing thread and waits, bounded, for it). Inside malloc: nothing. */
 #ifndef KESTREL_LIFECYCLE_H
 #define KESTREL_LIFECYCLE_H
 
@@ -34,6 +39,16 @@ struct lifecycle_client {
     void (*after_fork_child)(void);
 };
 
-/* Registers a client (at most 4). Returns 0 or -errno. */
+/* Registers a client (at most 4). Returns 0 or -errno. The first registration arms
+ * the fatal signals, installs the fork handler and starts one small thread of the
+ * runtime's own (all signals blocked) that runs the flushes for LIFECYCLE_SIGNAL. */
 int lifecycle_register(const struct lifecycle_client *client);
+
+/* How many exec()s of profiled images led to this process image (0 for the first).
+ * Exec passes it on in the environment (KESTREL_IMAGE_GEN) so that a profiler can
+ * name the file of each image of one pid apart. */
+unsigned lifecycle_image_generation(void);
+
+/* The pid this process image runs as (getpid(), refreshed in a fork child). */
+int lifecycle_pid(void);
 #endif

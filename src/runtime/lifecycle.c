@@ -1,0 +1,450 @@
+/* lifecycle.c — process life for the profilers (lifecycle.h): normal exit, exec,
+ * default-action fatal signals, fork.
+ *
+ * Signal handlers: lifecycle_on_signal() and what it calls (futex and clock syscalls,
+ * sigaction/sigprocmask/tgkill). The interposed sigaction()/signal() may be called
+ * by a program from its own handlers and stay async-signal-safe once resolved.
+ * Inside malloc: nothing.
+ *
+ * A fatal signal is handled in two halves: the handler (on whatever thread got the
+ * signal) only publishes the signal number and waits, at most LC_SIGNAL_WAIT_NS, for
+ * the flushing thread; that thread runs the clients' flushes, where taking locks and
+ * writing files is allowed. Then the handler restores the default action and raises
+ * the signal again, so the process ends exactly as it would have. */
+#include "lifecycle.h"
+#include "interpose.h"
+#include "rtmem.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LC_MAX_CLIENTS 4
+#define LC_SIGNAL_WAIT_NS (5ll * 1000000000ll)
+#define LC_GEN_VAR "KESTREL_IMAGE_GEN"
+
+static const int lc_fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGABRT};
+
+/* Rules: lc_clients only grows (under lc_mu); lc_flushed goes 0->1 once per image;
+ * lc_req/lc_done are futex words owned by one signal episode. A watched signal is
+ * `armed` while our handler is installed in the kernel; `prog` is then what the
+ * program believes is installed (SIG_DFL until it says otherwise). */
+static const struct lifecycle_client *lc_clients[LC_MAX_CLIENTS];
+static _Atomic int lc_nclients;          /* published after the entry is stored */
+static _Atomic int lc_flushed;           /* 1 once this image's files are written */
+static _Atomic int lc_req;               /* futex: signal number to flush for, 0 idle */
+static _Atomic int lc_done;              /* futex: 1 when that flush finished */
+static _Atomic int lc_pid_cached;        /* getpid() of this image / fork child */
+static pthread_mutex_t lc_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    _Atomic int armed;       /* our handler is installed for it */
+    struct sigaction prog;   /* the disposition the program sees */
+} lc_sig[NSIG];
+
+static void lc_on_signal(int sig, siginfo_t *si, void *uc);
+
+/* =========================== small helpers =========================== */
+
+static long lc_futex(_Atomic int *w, int op, int val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, (int *)w, op | FUTEX_PRIVATE_FLAG, val, ts, NULL, 0);
+}
+
+static int lc_sys_getpid(void)
+{
+    return (int)syscall(SYS_getpid);
+}
+
+static int lc_watched(int sig)
+{
+    for (size_t i = 0; i < sizeof(lc_fatal) / sizeof(lc_fatal[0]); i++)
+        if (lc_fatal[i] == sig)
+            return 1;
+    return 0;
+}
+
+int lifecycle_pid(void)
+{
+    int p = atomic_load(&lc_pid_cached);
+    return p ? p : lc_sys_getpid();
+}
+
+unsigned lifecycle_image_generation(void)
+{
+    static int cached = -1;
+    if (cached < 0) {
+        const char *v = getenv(LC_GEN_VAR);
+        cached = v ? (int)strtoul(v, NULL, 10) : 0;
+    }
+    return (unsigned)cached;
+}
+
+/* Runs every client's flush once per process image. */
+static void lc_flush_all(enum lifecycle_event ev)
+{
+    if (atomic_exchange(&lc_flushed, 1))
+        return;
+    int n = atomic_load(&lc_nclients);
+    for (int i = 0; i < n; i++)
+        if (lc_clients[i]->flush)
+            lc_clients[i]->flush(ev);
+}
+
+/* ======================== fatal signals ======================== */
+
+static void lc_install_ours(int sig)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = lc_on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof(lc_fatal) / sizeof(lc_fatal[0]); i++)
+        sigaddset(&sa.sa_mask, lc_fatal[i]);
+    if (REAL(sigaction)(sig, &sa, NULL) == 0)
+        atomic_store(&lc_sig[sig].armed, 1);
+}
+
+/* Arms each watched signal whose disposition is the default one. */
+static void lc_arm_signals(void)
+{
+    for (size_t i = 0; i < sizeof(lc_fatal) / sizeof(lc_fatal[0]); i++) {
+        int sig = lc_fatal[i];
+        struct sigaction cur;
+        if (atomic_load(&lc_sig[sig].armed) || REAL(sigaction)(sig, NULL, &cur) != 0)
+            continue;
+        if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL) {
+            lc_sig[sig].prog = cur;
+            lc_install_ours(sig);
+        }
+    }
+}
+
+static void lc_on_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)si;
+    (void)uc;
+    int saved_errno = errno;
+    int idle = 0;
+    if (atomic_compare_exchange_strong(&lc_req, &idle, sig))
+        lc_futex(&lc_req, FUTEX_WAKE, 1, NULL);
+
+    /* Wait for the flushing thread, bounded: a stuck flush must not keep a dying
+     * process alive. */
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (!atomic_load(&lc_done)) {
+        struct timespec slice = {0, 50 * 1000000};
+        lc_futex(&lc_done, FUTEX_WAIT, 0, &slice);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long el = (now.tv_sec - start.tv_sec) * 1000000000ll + now.tv_nsec - start.tv_nsec;
+        if (el > LC_SIGNAL_WAIT_NS)
+            break;
+    }
+
+    /* End the way the default action would have ended us. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    atomic_store(&lc_sig[sig].armed, 0);
+    REAL(sigaction)(sig, &dfl, NULL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    syscall(SYS_tgkill, lifecycle_pid(), (int)syscall(SYS_gettid), sig);
+    sigprocmask(SIG_UNBLOCK, &one, NULL);
+    errno = saved_errno; /* only reached if the signal did not end the process */
+}
+
+/* The runtime's flushing thread: sleeps on lc_req until a fatal signal arrives. */
+static void *lc_watcher(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&lc_req) == 0)
+        lc_futex(&lc_req, FUTEX_WAIT, 0, NULL);
+    lc_flush_all(LIFECYCLE_SIGNAL);
+    atomic_store(&lc_done, 1);
+    lc_futex(&lc_done, FUTEX_WAKE, 1 << 30, NULL);
+    return NULL;
+}
+
+static void lc_start_watcher(void)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits "everything blocked" */
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&at, 64 * 1024);
+    pthread_t t;
+    if (pthread_create(&t, &at, lc_watcher, NULL) == 0)
+        pthread_setname_np(t, "kestrel-exit");
+    pthread_attr_destroy(&at);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ============================== fork ============================== */
+
+static void lc_after_fork_child(void)
+{
+    if (atomic_load(&lc_nclients) == 0)
+        return;
+    atomic_store(&lc_pid_cached, lc_sys_getpid());
+    atomic_store(&lc_flushed, 0);
+    atomic_store(&lc_req, 0);
+    atomic_store(&lc_done, 0);
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    lc_mu = fresh;
+    int n = atomic_load(&lc_nclients);
+    for (int i = 0; i < n; i++)
+        if (lc_clients[i]->after_fork_child)
+            lc_clients[i]->after_fork_child();
+    lc_start_watcher();
+}
+
+/* ============================ registration ============================ */
+
+int lifecycle_register(const struct lifecycle_client *client)
+{
+    if (!client)
+        return -EINVAL;
+    pthread_mutex_lock(&lc_mu);
+    int n = atomic_load(&lc_nclients);
+    if (n >= LC_MAX_CLIENTS) {
+        pthread_mutex_unlock(&lc_mu);
+        return -ENOSPC;
+    }
+    lc_clients[n] = client;
+    atomic_store(&lc_nclients, n + 1);
+    if (n == 0) {
+        atomic_store(&lc_pid_cached, lc_sys_getpid());
+        (void)REAL(sigaction); /* resolved here, never first inside a handler */
+        pthread_atfork(NULL, NULL, lc_after_fork_child);
+        lc_arm_signals();
+        lc_start_watcher();
+    }
+    pthread_mutex_unlock(&lc_mu);
+    return 0;
+}
+
+/* Normal exit: exit() and return from main run the destructors. */
+__attribute__((destructor)) static void lc_at_exit(void)
+{
+    if (atomic_load(&lc_nclients) && lifecycle_pid() == lc_sys_getpid())
+        lc_flush_all(LIFECYCLE_EXIT);
+}
+
+/* ================= sigaction/signal: the program's own handlers ================= */
+
+KESTREL_INTERPOSE int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (sig <= 0 || sig >= NSIG || !lc_watched(sig) || atomic_load(&lc_nclients) == 0)
+        return REAL(sigaction)(sig, act, old);
+    if (!atomic_load(&lc_sig[sig].armed)) {
+        int r = REAL(sigaction)(sig, act, old);
+        if (r == 0 && act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
+            lc_sig[sig].prog = *act; /* back to the default: watch it again */
+            lc_install_ours(sig);
+        }
+        return r;
+    }
+    if (old)
+        *old = lc_sig[sig].prog;
+    if (act) {
+        if ((act->sa_flags & SA_SIGINFO) || act->sa_handler != SIG_DFL) {
+            int r = REAL(sigaction)(sig, act, NULL); /* the program's handler or SIG_IGN */
+            if (r != 0)
+                return r;
+            atomic_store(&lc_sig[sig].armed, 0);
+        }
+        lc_sig[sig].prog = *act;
+    }
+    return 0;
+}
+
+KESTREL_INTERPOSE sighandler_t signal(int sig, sighandler_t handler)
+{
+    if (sig <= 0 || sig >= NSIG || !lc_watched(sig) || atomic_load(&lc_nclients) == 0)
+        return REAL(signal)(sig, handler);
+    struct sigaction act, old;
+    memset(&act, 0, sizeof(act));
+    act.sa_handler = handler;
+    act.sa_flags = SA_RESTART; /* BSD semantics, as glibc's signal() */
+    sigemptyset(&act.sa_mask);
+    sigaddset(&act.sa_mask, sig);
+    if (sigaction(sig, &act, &old) != 0)
+        return SIG_ERR;
+    return old.sa_handler;
+}
+
+/* ======================= exec: write before the image goes ======================= */
+
+/* A copy of envp with KESTREL_IMAGE_GEN set to the next generation, in pages of our
+ * own (exec discards them; a failed exec frees them). */
+struct lc_env {
+    char **env;
+    size_t bytes;
+    char var[48];
+};
+
+static char **lc_env_next(char *const envp[], struct lc_env *e)
+{
+    size_t n = 0;
+    while (envp && envp[n])
+        n++;
+    e->bytes = (n + 2) * sizeof(char *);
+    e->env = rtmem_alloc(e->bytes);
+    if (!e->env)
+        return (char **)envp;
+    snprintf(e->var, sizeof(e->var), LC_GEN_VAR "=%u", lifecycle_image_generation() + 1);
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(envp[i], LC_GEN_VAR "=", sizeof(LC_GEN_VAR)) != 0)
+            e->env[o++] = envp[i];
+    e->env[o++] = e->var;
+    e->env[o] = NULL;
+    return e->env;
+}
+
+/* Called before every exec: flushes (unless this is a vfork child, which shares
+ * our memory) and returns the environment the new image gets. */
+static char **lc_before_exec(char *const envp[], struct lc_env *e)
+{
+    e->env = NULL;
+    if (atomic_load(&lc_nclients) == 0 || lifecycle_pid() != lc_sys_getpid())
+        return (char **)envp;
+    lc_flush_all(LIFECYCLE_EXEC);
+    return lc_env_next(envp, e);
+}
+
+static int lc_after_failed_exec(struct lc_env *e)
+{
+    int saved = errno;
+    rtmem_free(e->env, e->bytes);
+    errno = saved;
+    return -1;
+}
+
+extern char **environ;
+
+KESTREL_INTERPOSE int execve(const char *path, char *const argv[], char *const envp[])
+{
+    struct lc_env e;
+    char **env = lc_before_exec(envp, &e);
+    REAL(execve)(path, argv, env);
+    return lc_after_failed_exec(&e);
+}
+
+KESTREL_INTERPOSE int execv(const char *path, char *const argv[])
+{
+    return execve(path, argv, environ);
+}
+
+KESTREL_INTERPOSE int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    struct lc_env e;
+    char **env = lc_before_exec(envp, &e);
+    REAL(execvpe)(file, argv, env);
+    return lc_after_failed_exec(&e);
+}
+
+KESTREL_INTERPOSE int execvp(const char *file, char *const argv[])
+{
+    return execvpe(file, argv, environ);
+}
+
+KESTREL_INTERPOSE int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    struct lc_env e;
+    char **env = lc_before_exec(envp, &e);
+    REAL(fexecve)(fd, argv, env);
+    return lc_after_failed_exec(&e);
+}
+
+KESTREL_INTERPOSE int execveat(int dirfd, const char *path, char *const argv[],
+                               char *const envp[], int flags)
+{
+    struct lc_env e;
+    char **env = lc_before_exec(envp, &e);
+    REAL(execveat)(dirfd, path, argv, env, flags);
+    return lc_after_failed_exec(&e);
+}
+
+/* The list forms: collect the arguments into an argv of our own pages. With `envp`
+ * set, the argument after the terminating NULL is the environment (execle). */
+static char **lc_collect_args(const char *arg0, va_list ap, char ***envp, size_t *bytes)
+{
+    va_list cp;
+    va_copy(cp, ap);
+    size_t n = 1;
+    while (va_arg(cp, const char *))
+        n++;
+    va_end(cp);
+    *bytes = (n + 1) * sizeof(char *);
+    char **argv = rtmem_alloc(*bytes);
+    if (!argv)
+        return NULL;
+    argv[0] = (char *)arg0;
+    for (size_t i = 1; i <= n; i++)
+        argv[i] = va_arg(ap, char *); /* the last one read is the NULL */
+    if (envp)
+        *envp = va_arg(ap, char **);
+    return argv;
+}
+
+KESTREL_INTERPOSE int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    size_t bytes;
+    va_start(ap, arg);
+    char **argv = lc_collect_args(arg, ap, NULL, &bytes);
+    va_end(ap);
+    if (!argv)
+        return errno = ENOMEM, -1;
+    execve(path, argv, environ);
+    int saved = errno;
+    rtmem_free(argv, bytes);
+    return errno = saved, -1;
+}
+
+KESTREL_INTERPOSE int execlp(const char *file, const char *arg, ...)
+{
+    va_list ap;
+    size_t bytes;
+    va_start(ap, arg);
+    char **argv = lc_collect_args(arg, ap, NULL, &bytes);
+    va_end(ap);
+    if (!argv)
+        return errno = ENOMEM, -1;
+    execvpe(file, argv, environ);
+    int saved = errno;
+    rtmem_free(argv, bytes);
+    return errno = saved, -1;
+}
+
+KESTREL_INTERPOSE int execle(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    size_t bytes;
+    char **envp = NULL;
+    va_start(ap, arg);
+    char **argv = lc_collect_args(arg, ap, &envp, &bytes);
+    va_end(ap);
+    if (!argv)
+        return errno = ENOMEM, -1;
+    execve(path, argv, envp);
+    int saved = errno;
+    rtmem_free(argv, bytes);
+    return errno = saved, -1;
+}

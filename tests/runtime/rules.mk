@@ -1,0 +1,20 @@
+# Tests of the CPU runtime. C tests link libkestrel.a (internal functions included);
+# the process tests (*.py) preload libkestrel.so into the helper programs built here
+# and check the raw files they leave. KESTREL_PROFILE_ENGINE is taken from the
+# environment, so the suite can run once per engine.
+RT_TEST_C     := $(wildcard tests/runtime/test_*.c)
+RT_TESTS_C    := $(RT_TEST_C:tests/runtime/%.c=$(BUILD)/tests/runtime/%)
+RT_PROG_C     := $(wildcard tests/runtime/prog_*.c)
+RT_PROGS      := $(RT_PROG_C:tests/runtime/%.c=$(BUILD)/tests/runtime/%)
+RT_TESTS_PY   := $(sort $(wildcard tests/runtime/test_*.py))
+TESTS     += $(RT_TESTS_C) $(RT_TESTS_PY)
+TEST_DEPS += $(RT_TESTS_C) $(RT_PROGS) $(LIBKESTREL_SO)
+
+$(BUILD)/tests/runtime/test_%: tests/runtime/test_%.c $(LIBKESTREL_A)
+	@mkdir -p $(@D)
+	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -Itests -o $@ $< $(LIBKESTREL_A) -ldl
+
+# Programs to be profiled: frame pointers on, like `kestrel run` builds them.
+$(BUILD)/tests/runtime/prog_%: tests/runtime/prog_%.c
+	@mkdir -p $(@D)
+	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -o $@ $< -ldl

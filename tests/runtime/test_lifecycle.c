@@ -1,0 +1,157 @@
+/* Process life as a profiler client sees it: one flush per process image at exit,
+ * before exec (and again in the new image), before SIGTERM/SIGINT/SIGHUP/SIGABRT end
+ * the process — which then ends by the same signal — never when the program handles
+ * the signal itself, and a fresh start in a fork child.
+ *
+ * Run without arguments it is the test: it runs itself in each scenario and checks
+ * the exit status and the marker files the client wrote (<dir>/<pid>.<gen>.<event>). */
+#include "check.h"
+#include "runtime/lifecycle.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *dir;
+
+static void mark(enum lifecycle_event ev)
+{
+    static const char *names[] = {"exit", "exec", "signal"};
+    char p[512];
+    snprintf(p, sizeof(p), "%s/%d.%u.%s", dir, lifecycle_pid(), lifecycle_image_generation(),
+             names[ev]);
+    int fd = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    if (fd >= 0)
+        close(fd);
+}
+static void forked(void)
+{
+}
+static const struct lifecycle_client client = {"test", mark, forked};
+
+static void on_term(int sig)
+{
+    (void)sig;
+    _exit(42);
+}
+
+static int child_main(const char *mode)
+{
+    lifecycle_register(&client);
+    if (!strcmp(mode, "exit"))
+        return 3;
+    if (!strcmp(mode, "exec")) {
+        execl("/proc/self/exe", "x", dir, "exit", (char *)NULL);
+        return 99;
+    }
+    if (!strcmp(mode, "term"))
+        kill(getpid(), SIGTERM);
+    if (!strcmp(mode, "int"))
+        raise(SIGINT);
+    if (!strcmp(mode, "hup"))
+        raise(SIGHUP);
+    if (!strcmp(mode, "abort"))
+        abort();
+    if (!strcmp(mode, "own")) { /* the program's handler decides */
+        signal(SIGTERM, on_term);
+        raise(SIGTERM);
+    }
+    if (!strcmp(mode, "query")) { /* the program sees the default disposition */
+        struct sigaction sa;
+        sigaction(SIGTERM, NULL, &sa);
+        return sa.sa_handler == SIG_DFL ? 5 : 6;
+    }
+    if (!strcmp(mode, "fork")) {
+        pid_t c = fork();
+        if (c == 0)
+            exit(7);
+        int st;
+        waitpid(c, &st, 0);
+        printf("%d\n", c);
+        return WIFEXITED(st) && WEXITSTATUS(st) == 7 ? 0 : 1;
+    }
+    return 98;
+}
+
+static int exists(const char *fmt, int pid, unsigned gen, const char *ev)
+{
+    char p[512];
+    struct stat st;
+    snprintf(p, sizeof(p), fmt, dir, pid, gen, ev);
+    return stat(p, &st) == 0;
+}
+
+/* Runs one scenario; returns the wait status and the child's pid. */
+static int run(const char *mode, pid_t *pid)
+{
+    fflush(stdout);
+    pid_t c = fork();
+    if (c == 0) {
+        execl("/proc/self/exe", "x", dir, mode, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    waitpid(c, &st, 0);
+    *pid = c;
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3) {
+        dir = argv[1];
+        return child_main(argv[2]);
+    }
+    char tmpl[] = "/tmp/kestrel-lifecycle-XXXXXX";
+    dir = mkdtemp(tmpl);
+    const char *F = "%s/%d.%u.%s";
+    pid_t p;
+    int st;
+
+    st = run("exit", &p);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+    CHECK(exists(F, p, 0, "exit"));
+    CHECK(!exists(F, p, 0, "signal"));
+
+    st = run("exec", &p);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+    CHECK(exists(F, p, 0, "exec"));
+    CHECK(exists(F, p, 1, "exit")); /* the new image is generation 1 */
+
+    static const struct { const char *mode; int sig; } sigs[] = {
+        {"term", SIGTERM}, {"int", SIGINT}, {"hup", SIGHUP}, {"abort", SIGABRT}};
+    for (size_t i = 0; i < 4; i++) {
+        st = run(sigs[i].mode, &p);
+        CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == sigs[i].sig, "%s: status %#x", sigs[i].mode, st);
+        CHECKF(exists(F, p, 0, "signal"), "%s", sigs[i].mode);
+    }
+
+    st = run("own", &p);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 42);
+    CHECK(!exists(F, p, 0, "signal") && !exists(F, p, 0, "exit")); /* _exit: no flush */
+
+    st = run("query", &p);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 5);
+
+    /* fork: the child writes its own file under its own pid. */
+    char out[64] = "";
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "/proc/%d/exe %s fork", getpid(), dir);
+    FILE *f = popen(cmd, "r");
+    int cpid = 0;
+    if (f && fgets(out, sizeof(out), f))
+        cpid = atoi(out);
+    int pst = f ? pclose(f) : -1;
+    CHECK(pst == 0 && cpid > 0);
+    CHECK(cpid > 0 && exists(F, cpid, 0, "exit"));
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return check_exit();
+}
