@@ -1,0 +1,351 @@
+/* Reader of the raw CPU profile, JSON v1 (FORMATS.md §1). The seed's fields alone
+ * make a complete profile; kestrel's optional fields are read when present. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/readers.h"
+
+struct raw {
+    struct profile *p;
+    char *why;
+    size_t why_size;
+    uint32_t *stack_of; /* input stack index -> model stack index */
+    size_t n_stacks_in;
+};
+
+static int fail(struct raw *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->why, r->why_size, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* An optional integer field; -1 when it is present with the wrong type. */
+static int opt_int(struct raw *r, const json_t *obj, const char *key, json_int_t *out,
+                   const char *where)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) return 0;
+    if (!json_is_integer(v)) return fail(r, "%s: \"%s\" is not an integer", where, key);
+    *out = json_integer_value(v);
+    return 0;
+}
+
+static int opt_uint(struct raw *r, const json_t *obj, const char *key, uint64_t *out,
+                    const char *where)
+{
+    json_int_t v = 0;
+    if (opt_int(r, obj, key, &v, where)) return -1;
+    if (v < 0) return fail(r, "%s: \"%s\" is negative", where, key);
+    if (json_object_get(obj, key)) *out = (uint64_t)v;
+    return 0;
+}
+
+static int opt_number(struct raw *r, const json_t *obj, const char *key, double *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) return 0;
+    if (!json_is_number(v)) return fail(r, "\"%s\" is not a number", key);
+    *out = json_number_value(v);
+    if (!(*out >= 0 && *out < 1e9)) return fail(r, "\"%s\" is out of range", key);
+    return 0;
+}
+
+/* An optional string field: NULL when absent. */
+static int opt_str(struct raw *r, const json_t *obj, const char *key, const char **out,
+                   const char *where)
+{
+    const json_t *v = json_object_get(obj, key);
+    *out = NULL;
+    if (!v || json_is_null(v)) return 0;
+    if (!json_is_string(v)) return fail(r, "%s: \"%s\" is not a string", where, key);
+    *out = json_string_value(v);
+    return 0;
+}
+
+static const json_t *need_array(struct raw *r, const json_t *root, const char *key)
+{
+    const json_t *v = json_object_get(root, key);
+    if (!v) {
+        fail(r, "no \"%s\" array: not a kestrel raw profile", key);
+        return NULL;
+    }
+    if (!json_is_array(v)) {
+        fail(r, "\"%s\" is not an array", key);
+        return NULL;
+    }
+    return v;
+}
+
+static int valid_build_id(const char *s)
+{
+    size_t n = strlen(s);
+    if (n % 2 || n > 128) return 0;
+    for (; *s; s++)
+        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f'))) return 0;
+    return 1;
+}
+
+/* ------------------------------------------------------------------ sections */
+
+static int read_meta(struct raw *r, const json_t *root)
+{
+    struct profile_meta *m = &r->p->meta;
+    const json_t *v = json_object_get(root, "version");
+    if (!v) return fail(r, "no \"version\": not a kestrel raw profile");
+    if (!json_is_integer(v) || json_integer_value(v) != 1)
+        return fail(r, "unsupported raw profile version (kestrel reads version 1)");
+    const char *exe, *platform, *engine;
+    json_int_t pid = -1, start = 0, end = 0;
+    if (opt_str(r, root, "exe", &exe, "profile") ||
+        opt_str(r, root, "platform", &platform, "profile") ||
+        opt_str(r, root, "engine", &engine, "profile") ||
+        opt_int(r, root, "pid", &pid, "profile") ||
+        opt_int(r, root, "start_unix_ns", &start, "profile") ||
+        opt_int(r, root, "end_unix_ns", &end, "profile") ||
+        opt_number(r, root, "rate_hz", &m->rate_hz) ||
+        opt_number(r, root, "requested_hz", &m->requested_hz) ||
+        opt_uint(r, root, "dropped", &m->dropped, "profile"))
+        return -1;
+    /* The count of walks cut short: the runtime's name for it, or a short one. */
+    static const char *const truncated_keys[] = {"truncated_walks", "walks_truncated", "truncated"};
+    for (size_t i = 0; i < sizeof truncated_keys / sizeof *truncated_keys; i++)
+        if (opt_uint(r, root, truncated_keys[i], &m->truncated, "profile")) return -1;
+    m->pid = pid;
+    m->start_unix_ns = start;
+    m->end_unix_ns = end;
+    if ((exe && !(m->exe = strdup(exe))) || (platform && !(m->platform = strdup(platform))) ||
+        (engine && !(m->engine = strdup(engine))))
+        return fail(r, "out of memory");
+    return 0;
+}
+
+/* Table fills: {"stacks": {"used":N, "limit":N, "past":N}, ...} or a list of
+ * {"name":..., "used":..., "limit":..., "past":...}. */
+static int read_table(struct raw *r, const char *name, const json_t *t)
+{
+    uint64_t used = 0, limit = 0, past = 0;
+    if (!json_is_object(t)) return fail(r, "tables: \"%s\" is not an object", name);
+    if (opt_uint(r, t, "used", &used, "tables") || opt_uint(r, t, "limit", &limit, "tables") ||
+        opt_uint(r, t, "past", &past, "tables"))
+        return -1;
+    return profile_add_table(r->p, name, used, limit, past) ? fail(r, "out of memory") : 0;
+}
+
+static int read_tables(struct raw *r, const json_t *root)
+{
+    const json_t *tables = json_object_get(root, "tables");
+    if (!tables || json_is_null(tables)) return 0;
+    if (json_is_object(tables)) {
+        const char *key;
+        const json_t *t;
+        json_object_foreach((json_t *)tables, key, t) if (read_table(r, key, t)) return -1;
+        return 0;
+    }
+    if (!json_is_array(tables)) return fail(r, "\"tables\" is neither an object nor an array");
+    size_t i;
+    const json_t *t;
+    json_array_foreach(tables, i, t)
+    {
+        const char *name;
+        if (opt_str(r, t, "name", &name, "tables")) return -1;
+        if (read_table(r, name ? name : "?", t)) return -1;
+    }
+    return 0;
+}
+
+static int read_images(struct raw *r, const json_t *root)
+{
+    const json_t *images = json_object_get(root, "images");
+    if (!images) return 0; /* nothing to symbolize against: every frame stays hex */
+    if (!json_is_array(images)) return fail(r, "\"images\" is not an array");
+    size_t i;
+    const json_t *o;
+    json_array_foreach(images, i, o)
+    {
+        char where[32];
+        snprintf(where, sizeof where, "image %zu", i);
+        if (!json_is_object(o)) return fail(r, "%s is not an object", where);
+        struct profile_image im = {.slide_known = 1};
+        const char *path, *arch, *build_id;
+        if (opt_str(r, o, "path", &path, where) || opt_str(r, o, "arch", &arch, where) ||
+            opt_str(r, o, "build_id", &build_id, where) ||
+            opt_uint(r, o, "base", &im.base, where) || opt_uint(r, o, "slide", &im.slide, where) ||
+            opt_uint(r, o, "text", &im.text, where) ||
+            opt_uint(r, o, "text_size", &im.text_size, where))
+            return -1;
+        if (build_id && *build_id && !valid_build_id(build_id))
+            return fail(r, "%s: build_id is not lowercase hex", where);
+        if (im.text_size && im.text + im.text_size < im.text)
+            return fail(r, "%s: text range wraps around", where);
+        im.path = (char *)(path ? path : "");
+        im.arch = (char *)(arch && *arch ? arch : NULL);
+        im.build_id = (char *)(build_id && *build_id ? build_id : NULL);
+        im.is_main = r->p->meta.exe && path && !strcmp(path, r->p->meta.exe);
+        if (profile_add_image(r->p, &im) < 0) return fail(r, "out of memory");
+    }
+    /* Without an exe field, the first image is the program (the runtime lists it
+     * first). */
+    int any_main = 0;
+    for (size_t k = 0; k < r->p->n_images; k++)
+        any_main |= r->p->images[k].is_main;
+    if (!any_main && r->p->n_images) r->p->images[0].is_main = 1;
+    return 0;
+}
+
+static int read_threads(struct raw *r, const json_t *root)
+{
+    const json_t *threads = need_array(r, root, "threads");
+    if (!threads) return -1;
+    size_t i;
+    const json_t *o;
+    json_array_foreach(threads, i, o)
+    {
+        char where[32];
+        snprintf(where, sizeof where, "thread %zu", i);
+        if (!json_is_object(o)) return fail(r, "%s is not an object", where);
+        const char *label, *name;
+        json_int_t fiber = 0, tid = -1;
+        if (opt_str(r, o, "label", &label, where) || opt_str(r, o, "name", &name, where) ||
+            opt_int(r, o, "fiber", &fiber, where) || opt_int(r, o, "tid", &tid, where))
+            return -1;
+        if (profile_add_thread(r->p, label ? label : "thread", fiber, tid, name) < 0)
+            return fail(r, "out of memory");
+    }
+    return 0;
+}
+
+static int read_stacks(struct raw *r, const json_t *root)
+{
+    const json_t *stacks = need_array(r, root, "stacks");
+    if (!stacks) return -1;
+    uint32_t *frames = malloc(PROFILE_MAX_DEPTH * sizeof *frames);
+    r->n_stacks_in = json_array_size(stacks);
+    r->stack_of = malloc((r->n_stacks_in + 1) * sizeof *r->stack_of);
+    if (!frames || !r->stack_of) {
+        free(frames);
+        return fail(r, "out of memory");
+    }
+    int rc = 0;
+    size_t i;
+    const json_t *s;
+    json_array_foreach(stacks, i, s)
+    {
+        if (!json_is_array(s)) {
+            rc = fail(r, "stack %zu is not an array", i);
+            break;
+        }
+        size_t depth = json_array_size(s);
+        if (!depth) {
+            rc = fail(r, "stack %zu is empty", i);
+            break;
+        }
+        if (depth > PROFILE_MAX_DEPTH) {
+            rc = fail(r, "stack %zu is %zu frames deep (at most %d)", i, depth, PROFILE_MAX_DEPTH);
+            break;
+        }
+        for (size_t k = 0; !rc && k < depth; k++) {
+            const json_t *a = json_array_get(s, k);
+            if (!json_is_integer(a) || json_integer_value(a) < 0) {
+                rc = fail(r, "stack %zu: frame %zu is not an address", i, k);
+                break;
+            }
+            int64_t f = profile_intern_address(r->p, (uint64_t)json_integer_value(a));
+            if (f < 0) rc = fail(r, "out of memory");
+            frames[k] = (uint32_t)f;
+        }
+        int64_t st = rc ? -1 : profile_intern_stack(r->p, frames, (uint32_t)depth);
+        if (!rc && st < 0) rc = fail(r, "out of memory");
+        if (rc) break;
+        r->stack_of[i] = (uint32_t)st;
+    }
+    free(frames);
+    return rc;
+}
+
+static int read_samples(struct raw *r, const json_t *root)
+{
+    const json_t *samples = need_array(r, root, "samples");
+    if (!samples) return -1;
+    /* A 5th column anywhere (CPU ns since the thread's previous sample) adds the
+     * cpu sample type. */
+    int has_cpu = 0;
+    size_t i;
+    const json_t *row;
+    json_array_foreach(samples, i, row) if (json_is_array(row) && json_array_size(row) >= 5)
+    {
+        has_cpu = 1;
+        break;
+    }
+    if (profile_add_sample_type(r->p, "samples", "count") < 0 ||
+        (has_cpu && profile_add_sample_type(r->p, "cpu", "nanoseconds") < 0))
+        return fail(r, "out of memory");
+    json_array_foreach(samples, i, row)
+    {
+        size_t n = json_is_array(row) ? json_array_size(row) : 0;
+        if (n != 4 && n != 5) return fail(r, "sample %zu is not a row of 4 or 5 integers", i);
+        json_int_t c[5] = {0};
+        for (size_t k = 0; k < n; k++) {
+            const json_t *v = json_array_get(row, k);
+            if (!json_is_integer(v))
+                return fail(r, "sample %zu: column %zu is not an integer", i, k);
+            c[k] = json_integer_value(v);
+        }
+        if (c[1] < 0 || (size_t)c[1] >= r->p->n_threads)
+            return fail(r, "sample %zu: thread %lld out of range (%zu threads)", i, (long long)c[1],
+                        r->p->n_threads);
+        if (c[2] < 0 || (size_t)c[2] >= r->n_stacks_in)
+            return fail(r, "sample %zu: stack %lld out of range (%zu stacks)", i, (long long)c[2],
+                        r->n_stacks_in);
+        if (c[3] != PROFILE_RUNNING && c[3] != PROFILE_WAITING)
+            return fail(r, "sample %zu: unknown state %lld", i, (long long)c[3]);
+        if (c[4] < 0) return fail(r, "sample %zu: negative CPU time", i);
+        int64_t values[2] = {1, c[4]};
+        if (profile_add_sample(r->p, (uint32_t)c[1], r->stack_of[c[2]], (int)c[3], c[0], values))
+            return fail(r, "out of memory");
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ entry */
+
+struct profile *read_raw_json(const char *buf, size_t len, char *why, size_t why_size)
+{
+    json_error_t err;
+    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
+    if (!root) {
+        snprintf(why, why_size, "not valid JSON: line %d column %d: %s", err.line, err.column,
+                 err.text);
+        return NULL;
+    }
+    struct raw r = {.p = profile_new(PROFILE_CPU), .why = why, .why_size = why_size};
+    int rc = r.p ? 0 : fail(&r, "out of memory");
+    if (!rc && !json_is_object(root)) rc = fail(&r, "not a kestrel raw profile (not an object)");
+    if (!rc) rc = read_meta(&r, root);
+    if (!rc) rc = read_tables(&r, root);
+    if (!rc) rc = read_images(&r, root);
+    if (!rc) rc = read_threads(&r, root);
+    if (!rc) rc = read_stacks(&r, root);
+    if (!rc) rc = read_samples(&r, root);
+    json_decref(root);
+    free(r.stack_of);
+    if (!rc) {
+        r.p->default_type = 0;
+        if (r.p->meta.rate_hz > 0) r.p->period = (int64_t)(1e9 / r.p->meta.rate_hz);
+        if (!(r.p->period_type.type = strdup("cpu")) ||
+            !(r.p->period_type.unit = strdup("nanoseconds")))
+            rc = fail(&r, "out of memory");
+    }
+    if (!rc) rc = profile_check(r.p, why, why_size);
+    if (rc) {
+        profile_free(r.p);
+        return NULL;
+    }
+    return r.p;
+}
