@@ -1,0 +1,122 @@
+/* The folded-stacks export (FORMATS.md §3): one line per distinct stack,
+ * `root;...;leaf VALUE`, with the thread as a synthetic root frame `<label>-<fiber>`,
+ * read by flamegraph.pl, inferno and speedscope. VALUE is the sample value of the
+ * summary's type, the same quantity every other export shows.
+ *
+ * The format has no escaping: a `;` or a line break inside a name would split it into
+ * frames or lines, so those (and every other control character and invalid UTF-8)
+ * are written as U+FFFD. Lines are sorted, so the output is deterministic. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/escape.h"
+#include "analysis/export.h"
+#include "analysis/writers.h"
+
+struct folded_line {
+    char *text; /* "root;...;leaf" */
+    int64_t value;
+};
+
+/* (root, stack) pairs with their summed values, before names are rendered. */
+struct folded_key {
+    uint32_t root, stack;
+    int64_t value;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+    const struct folded_key *x = a, *y = b;
+    if (x->root != y->root) return x->root < y->root ? -1 : 1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+    return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
+}
+
+/* Renders "root;f1;...;leaf" for a root name and a leaf-first stack. */
+static char *render(const struct profile *p, char **names, const char *root, uint32_t stack)
+{
+    const struct profile_stack *st = &p->stacks[stack];
+    size_t len = strlen(root) + 1;
+    for (uint32_t d = 0; d < st->depth; d++)
+        len += strlen(names[st->frames[d]]) + 1;
+    char *t = malloc(len), *o = t;
+    if (!t) return NULL;
+    o = stpcpy(o, root);
+    for (uint32_t d = st->depth; d-- > 0;)
+        *o++ = ';', o = stpcpy(o, names[st->frames[d]]);
+    return t;
+}
+
+static int write_folded(const struct profile *p, const struct summary *s, FILE *out)
+{
+    int rc = -ENOMEM;
+    size_t n_keys = 0, n_lines = 0;
+    char **names = calloc(p->n_frames + 1, sizeof *names);
+    char **roots = calloc(p->n_threads + 1, sizeof *roots);
+    uint32_t *root_of = calloc(p->n_threads + 1, sizeof *root_of);
+    struct folded_key *keys = malloc((p->n_samples + 1) * sizeof *keys);
+    struct folded_line *lines = NULL;
+    if (!names || !roots || !root_of || !keys) goto out;
+    for (size_t f = 0; f < p->n_frames; f++)
+        if (!(names[f] = escape_utf8_dup(p->frames[f].name, ";"))) goto out;
+    /* Threads with the same root name share one root. */
+    for (size_t t = 0; t < p->n_threads; t++) {
+        char *raw = export_thread_root(p, t);
+        roots[t] = raw ? escape_utf8_dup(raw, ";") : NULL;
+        free(raw);
+        if (!roots[t]) goto out;
+        root_of[t] = (uint32_t)t;
+        for (size_t u = 0; u < t; u++)
+            if (!strcmp(roots[u], roots[t])) {
+                root_of[t] = (uint32_t)u;
+                break;
+            }
+    }
+
+    for (size_t i = 0; i < p->n_samples; i++) {
+        int64_t v = export_value(s, i);
+        if (!v) continue;
+        keys[n_keys++] = (struct folded_key){root_of[p->samples[i].thread], p->samples[i].stack, v};
+    }
+    qsort(keys, n_keys, sizeof *keys, cmp_key);
+    lines = malloc((n_keys + 1) * sizeof *lines);
+    if (!lines) goto out;
+    for (size_t i = 0; i < n_keys;) {
+        size_t j = i;
+        int64_t v = 0;
+        for (; j < n_keys && !cmp_key(&keys[i], &keys[j]); j++)
+            v += keys[j].value;
+        char *text = render(p, names, roots[keys[i].root], keys[i].stack);
+        if (!text) goto out;
+        lines[n_lines++] = (struct folded_line){text, v};
+        i = j;
+    }
+    /* Different stacks can print alike (one function at two addresses): merge them. */
+    qsort(lines, n_lines, sizeof *lines, cmp_line);
+    for (size_t i = 0; i < n_lines;) {
+        size_t j = i + 1;
+        int64_t v = lines[i].value;
+        for (; j < n_lines && !strcmp(lines[i].text, lines[j].text); j++)
+            v += lines[j].value;
+        fprintf(out, "%s %" PRId64 "\n", lines[i].text, v);
+        i = j;
+    }
+    rc = ferror(out) ? -EIO : 0;
+out:
+    for (size_t i = 0; lines && i < n_lines; i++)
+        free(lines[i].text);
+    for (size_t f = 0; names && f < p->n_frames; f++)
+        free(names[f]);
+    for (size_t t = 0; roots && t < p->n_threads; t++)
+        free(roots[t]);
+    free(lines), free(keys), free(root_of), free(roots), free(names);
+    return rc;
+}
+
+const struct writer writer_folded = {"folded", ".folded", write_folded};

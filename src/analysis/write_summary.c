@@ -1,0 +1,159 @@
+/* The profile.json export (FORMATS.md §3): the summary an editor plugin or a script
+ * reads instead of the whole profile. Every number comes from the aggregation
+ * (summary.h) as it is; nothing is recomputed here.
+ *
+ *   {"format": "kestrel-summary", "version": 1, "source", "kind": "cpu"|"heap",
+ *    "sample_type": {"type", "unit"},
+ *    "totals": {"value", "samples", "wall_ns", "rate_hz", "requested_hz", "period",
+ *               "threads", "dropped", "truncated", "engine"},
+ *    "states": {"running": SHARE, "waiting": SHARE},
+ *    "threads": [{"label", "fiber", "tid", "name", "share": SHARE,
+ *                 "running": {"value", "samples"}, "waiting": {"value", "samples"}}],
+ *    "functions": [{"name", "file", "line", "self": SHARE, "total": SHARE}],
+ *    "lines": [{"function", "file", "line", "self": SHARE, "total": SHARE}]}
+ *
+ * SHARE is {"value", "samples", "share", "se", "significant"}: the value in the
+ * sample type's unit, the samples it came from, its fraction of the total, that
+ * fraction's standard error and whether it clears two standard errors. Functions and
+ * lines are the hot ones, in the summary's order (self descending, then total); those
+ * with no value at all are left out. Unknown strings are null, unknown numbers 0. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "analysis/escape.h"
+#include "analysis/export.h"
+#include "analysis/writers.h"
+
+static void put_double(FILE *out, double v)
+{
+    if (isfinite(v))
+        fprintf(out, "%.9g", v);
+    else
+        fputs("0", out);
+}
+
+static void put_str(FILE *out, const char *key, const char *v)
+{
+    fprintf(out, "\"%s\":", key);
+    if (v)
+        escape_json(out, v);
+    else
+        fputs("null", out);
+}
+
+static void put_share(FILE *out, const char *key, const struct summary_share *sh)
+{
+    fprintf(out, "\"%s\":{\"value\":%" PRId64 ",\"samples\":%" PRIu64 ",\"share\":", key, sh->value,
+            sh->n);
+    put_double(out, sh->share);
+    fputs(",\"se\":", out);
+    put_double(out, sh->se);
+    fprintf(out, ",\"significant\":%s}", sh->significant ? "true" : "false");
+}
+
+static void put_totals(FILE *out, const struct profile *p, const struct summary *s)
+{
+    fprintf(out,
+            "\"totals\":{\"value\":%" PRId64 ",\"samples\":%" PRIu64 ",\"wall_ns\":%" PRId64
+            ",\"rate_hz\":",
+            s->total, s->n_samples, profile_wall_ns(p));
+    put_double(out, p->meta.rate_hz);
+    fputs(",\"requested_hz\":", out);
+    put_double(out, p->meta.requested_hz);
+    fprintf(out,
+            ",\"period\":%" PRId64 ",\"threads\":%zu,\"dropped\":%" PRIu64 ",\"truncated\":%" PRIu64
+            ",",
+            p->period, p->n_threads, p->meta.dropped, p->meta.truncated);
+    put_str(out, "engine", p->meta.engine);
+    fputs("},\n", out);
+}
+
+static void put_threads(FILE *out, const struct profile *p, const struct summary *s)
+{
+    static const char *const state_names[PROFILE_NSTATES] = {"running", "waiting"};
+    fputs("\"threads\":[", out);
+    for (size_t t = 0; t < p->n_threads; t++) {
+        const struct profile_thread *th = &p->threads[t];
+        const struct summary_thread *st = &s->threads[t];
+        fputs(t ? ",\n{" : "\n{", out);
+        put_str(out, "label", th->label);
+        fprintf(out, ",\"fiber\":%" PRId64 ",\"tid\":%" PRId64 ",", th->fiber, th->tid);
+        put_str(out, "name", th->name);
+        putc(',', out);
+        put_share(out, "share", &st->share);
+        for (int k = 0; k < PROFILE_NSTATES; k++)
+            fprintf(out, ",\"%s\":{\"value\":%" PRId64 ",\"samples\":%" PRIu64 "}", state_names[k],
+                    st->value[k], st->n[k]);
+        putc('}', out);
+    }
+    fputs("],\n", out);
+}
+
+static void put_functions(FILE *out, const struct summary *s)
+{
+    fputs("\"functions\":[", out);
+    int first = 1;
+    for (size_t i = 0; i < s->n_functions; i++) {
+        const struct summary_function *f = &s->functions[i];
+        if (!f->self.value && !f->total.value) continue;
+        fputs(first ? "\n{" : ",\n{", out);
+        first = 0;
+        put_str(out, "name", f->name);
+        putc(',', out);
+        put_str(out, "file", f->file);
+        fprintf(out, ",\"line\":%" PRId32 ",", f->line);
+        put_share(out, "self", &f->self);
+        putc(',', out);
+        put_share(out, "total", &f->total);
+        putc('}', out);
+    }
+    fputs("],\n", out);
+}
+
+static void put_lines(FILE *out, const struct summary *s)
+{
+    fputs("\"lines\":[", out);
+    int first = 1;
+    for (size_t i = 0; i < s->n_lines; i++) {
+        const struct summary_line *l = &s->lines[i];
+        if (!l->self.value && !l->total.value) continue;
+        fputs(first ? "\n{" : ",\n{", out);
+        first = 0;
+        put_str(out, "function", s->functions[l->function].name);
+        putc(',', out);
+        put_str(out, "file", l->file);
+        fprintf(out, ",\"line\":%" PRId32 ",", l->line);
+        put_share(out, "self", &l->self);
+        putc(',', out);
+        put_share(out, "total", &l->total);
+        putc('}', out);
+    }
+    fputs("]", out);
+}
+
+static int write_summary(const struct profile *p, const struct summary *s, FILE *out)
+{
+    const struct profile_sample_type *ty = &p->sample_types[s->type];
+    fputs("{\"format\":\"kestrel-summary\",\"version\":1,", out);
+    put_str(out, "source", p->source);
+    fprintf(out, ",\"kind\":\"%s\",\n\"sample_type\":{", p->kind == PROFILE_HEAP ? "heap" : "cpu");
+    put_str(out, "type", ty->type);
+    putc(',', out);
+    put_str(out, "unit", ty->unit);
+    fputs("},\n", out);
+    put_totals(out, p, s);
+    fputs("\"states\":{", out);
+    put_share(out, "running", &s->state[PROFILE_RUNNING]);
+    putc(',', out);
+    put_share(out, "waiting", &s->state[PROFILE_WAITING]);
+    fputs("},\n", out);
+    put_threads(out, p, s);
+    put_functions(out, s);
+    put_lines(out, s);
+    fputs("}\n", out);
+    return ferror(out) ? -EIO : 0;
+}
+
+const struct writer writer_summary = {"summary", ".profile.json", write_summary};

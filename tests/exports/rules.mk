@@ -1,0 +1,11 @@
+# Exports read back by their real consumers (go tool pprof, speedscope in chromium,
+# ajv with speedscope's schema), built with the sanitizers: each tests/exports/test_*.c
+# is one test program, run from the repository root.
+EXPORT_TEST_SRCS := $(wildcard tests/exports/test_*.c)
+EXPORT_TESTS     := $(EXPORT_TEST_SRCS:tests/exports/%.c=$(BUILD)/tests/exports/%)
+TESTS     += $(EXPORT_TESTS)
+TEST_DEPS += $(EXPORT_TESTS)
+
+$(BUILD)/tests/exports/%: tests/exports/%.c $(LIBANALYSIS_SAN)
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -o $@ $< $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
