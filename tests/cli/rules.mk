@@ -10,3 +10,15 @@ TEST_DEPS += $(CLI_TESTS) $(KESTREL) $(KESTREL_SAN)
 $(BUILD)/tests/cli/%: tests/cli/%.c $(LIBANALYSIS_SAN)
 	@mkdir -p $(@D)
 	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -o $@ $< $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
+
+# A program that writes a raw profile of addresses in its own code, built twice with
+# different code (so different build ids) for the changed-binary case.
+FIXTURE_CXXFLAGS := -O2 -g -fno-omit-frame-pointer -Wl,--build-id
+$(BUILD)/tests/cli/fixture_symbols: tests/cli/fixture_symbols.cpp
+	@mkdir -p $(@D)
+	g++ $(FIXTURE_CXXFLAGS) -DVARIANT=1 -o $@ $<
+$(BUILD)/tests/cli/fixture_symbols_v2: tests/cli/fixture_symbols.cpp
+	@mkdir -p $(@D)
+	g++ $(FIXTURE_CXXFLAGS) -DVARIANT=2 -o $@ $<
+$(BUILD)/tests/cli/test_symbolize: $(BUILD)/tests/cli/fixture_symbols \
+    $(BUILD)/tests/cli/fixture_symbols_v2

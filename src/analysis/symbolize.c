@@ -1,0 +1,424 @@
+/* The symbolizer (symbolize.h). One libdwfl session per image, so an address can
+ * only ever be looked up in the module of its own image. */
+#include "analysis/symbolize.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+enum { IMG_UNOPENED = 0, IMG_READY = 1, IMG_HEX = -1 };
+
+struct sym_image {
+    int state;
+    Dwfl *dwfl;
+    Dwfl_Module *mod;
+    Dwfl_Callbacks cb; /* must outlive the session */
+};
+
+/* Where each resolved (frame, leaf?) pair's new frames are in `out`. */
+struct sym_span {
+    uint32_t first, n;
+};
+
+struct symbolizer {
+    struct profile *p;
+    struct profile *with; /* the new frames and stacks */
+    const struct symbolize_options *o;
+    struct sym_image *images;
+    struct sym_span *span[2]; /* [0]: as a return address, [1]: as the leaf */
+    uint32_t *out;            /* new frame indices, concatenated */
+    size_t n_out, cap_out;
+    char *debuginfo_path;
+};
+
+/* ------------------------------------------------------------------ files */
+
+static const Dwfl_Callbacks callbacks_template = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+/* The file's GNU build id as lowercase hex into out; "" when it has none. Returns the
+ * ELF machine, or -1 when the file is not ELF. */
+static int file_identity(int fd, char *out, size_t out_size)
+{
+    out[0] = 0;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (!elf || elf_kind(elf) != ELF_K_ELF) {
+        elf_end(elf);
+        return -1;
+    }
+    const void *id;
+    ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+    for (ssize_t i = 0; i < n && (size_t)(2 * i + 2) < out_size; i++)
+        snprintf(out + 2 * i, 3, "%02x", ((const uint8_t *)id)[i]);
+    GElf_Ehdr eh;
+    int machine = gelf_getehdr(elf, &eh) ? eh.e_machine : -1;
+    elf_end(elf);
+    return machine;
+}
+
+static int arch_matches(const char *arch, int machine)
+{
+    if (!arch) return 1;
+    if (!strcmp(arch, "x86_64")) return machine == EM_X86_64;
+    if (!strcmp(arch, "aarch64")) return machine == EM_AARCH64;
+    return 1; /* an architecture we do not know: trust the build id alone */
+}
+
+/* The load bias of an image known by its mapping only (pprof): the PT_LOAD that
+ * holds the mapping's file offset puts that offset at `text`. */
+static int mapping_bias(const char *path, const struct profile_image *im, uint64_t *bias)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    GElf_Ehdr eh;
+    size_t n = 0;
+    int rc = -1;
+    if (elf && gelf_getehdr(elf, &eh) && elf_getphdrnum(elf, &n) == 0) {
+        if (eh.e_type == ET_EXEC) {
+            *bias = 0;
+            rc = 0;
+        }
+        for (size_t i = 0; rc && i < n; i++) {
+            GElf_Phdr ph;
+            if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD) continue;
+            uint64_t lo = ph.p_offset & ~(uint64_t)0xfff;
+            if (im->text_offset < lo || im->text_offset >= ph.p_offset + ph.p_filesz) continue;
+            *bias = im->text - (ph.p_vaddr - ph.p_offset + im->text_offset);
+            rc = 0;
+        }
+    }
+    elf_end(elf);
+    close(fd);
+    return rc;
+}
+
+/* Checks a candidate file against what the run recorded. 1: it describes the image;
+ * 0: it exists but does not (why says how); -1: it cannot be opened. */
+static int file_describes(const char *path, const struct profile_image *im, char *why,
+                          size_t why_size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char id[2 * 64 + 1];
+    int machine = file_identity(fd, id, sizeof id);
+    close(fd);
+    if (machine < 0) return snprintf(why, why_size, "not an ELF file"), 0;
+    if (!arch_matches(im->arch, machine))
+        return snprintf(why, why_size, "built for another architecture than %s", im->arch), 0;
+    if (im->build_id && strcmp(im->build_id, id))
+        return snprintf(why, why_size, "build id %s, the profiled one was %s (rebuilt since?)",
+                        *id ? id : "(none)", im->build_id),
+               0;
+    return 1;
+}
+
+/* Picks the file for image i (DESIGN.md §2) and reports it to a fresh libdwfl
+ * session. Warns once when a real file is missing or changed. */
+static void open_image(struct symbolizer *z, size_t i)
+{
+    const struct profile_image *im = &z->p->images[i];
+    struct sym_image *si = &z->images[i];
+    char why[256] = "", why_binary[256] = "";
+    si->state = IMG_HEX;
+    if (im->path[0] != '/') return; /* [vdso] and the like: nothing on disk describes it */
+    const char *file = NULL;
+    int at_path = file_describes(im->path, im, why, sizeof why);
+    if (at_path == 1)
+        file = im->path;
+    else if (im->is_main && z->o->binary) {
+        int b = file_describes(z->o->binary, im, why_binary, sizeof why_binary);
+        if (b == 1)
+            file = z->o->binary;
+        else if (b == 0 && !z->o->quiet)
+            fprintf(stderr, "kestrel: warning: --binary %s: %s\n", z->o->binary, why_binary);
+        else if (!z->o->quiet)
+            fprintf(stderr, "kestrel: warning: --binary %s: cannot be opened\n", z->o->binary);
+    }
+    if (!file) {
+        if (!z->o->quiet)
+            fprintf(stderr, "kestrel: warning: %s: %s; its frames stay as addresses%s\n", im->path,
+                    at_path < 0 ? "missing" : why,
+                    im->is_main && !z->o->binary ? " (--binary names a moved program)" : "");
+        return;
+    }
+    uint64_t bias = im->slide;
+    if (!im->slide_known && mapping_bias(file, im, &bias)) return;
+    si->cb = callbacks_template;
+    si->cb.debuginfo_path = &z->debuginfo_path;
+    si->dwfl = dwfl_begin(&si->cb);
+    if (!si->dwfl) return;
+    dwfl_report_begin(si->dwfl);
+    si->mod = dwfl_report_elf(si->dwfl, im->path, file, -1, bias, false);
+    dwfl_report_end(si->dwfl, NULL, NULL);
+    if (si->mod) {
+        si->state = IMG_READY;
+    } else {
+        dwfl_end(si->dwfl);
+        si->dwfl = NULL;
+    }
+}
+
+/* ------------------------------------------------------------------ names */
+
+static char *demangle(const char *name)
+{
+    if (name[0] == '_' && name[1] == 'Z') {
+        int status = -1;
+        char *d = __cxa_demangle(name, NULL, NULL, &status);
+        if (d && status == 0) return d;
+        free(d);
+    }
+    return strdup(name);
+}
+
+/* A function DIE's name: its linkage name demangled (qualified, with parameters, for
+ * C++), else its plain name; both looked up through abstract origins. */
+static char *die_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute a;
+    const char *link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+    if (!link) link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+    if (link) return demangle(link);
+    const char *name = dwarf_diename(die);
+    return name ? strdup(name) : NULL;
+}
+
+static int die_udata(Dwarf_Die *die, unsigned int attr)
+{
+    Dwarf_Attribute a;
+    Dwarf_Word v;
+    if (dwarf_formudata(dwarf_attr(die, attr, &a), &v) || v > INT32_MAX) return 0;
+    return (int)v;
+}
+
+/* ------------------------------------------------------------------ lookups */
+
+static int emit(struct symbolizer *z, const struct profile_frame *f)
+{
+    int64_t idx = profile_intern_frame(z->with, f);
+    if (idx < 0) return -1;
+    if (z->n_out == z->cap_out) {
+        size_t cap = z->cap_out ? z->cap_out * 2 : 4096;
+        uint32_t *q = realloc(z->out, cap * sizeof *q);
+        if (!q) return -1;
+        z->out = q;
+        z->cap_out = cap;
+    }
+    z->out[z->n_out++] = (uint32_t)idx;
+    return 0;
+}
+
+static int emit_hex(struct symbolizer *z, const struct profile_frame *old)
+{
+    struct profile_frame f = *old;
+    f.symbolized = 0;
+    return emit(z, &f);
+}
+
+/* The frames of one address: the innermost inlined call first, each with the line
+ * it is at; each call site (DW_AT_call_file/line) is the line of the next frame. */
+static int resolve(struct symbolizer *z, const struct profile_frame *old, int leaf)
+{
+    const struct sym_image *si = &z->images[old->image];
+    Dwarf_Addr pc = leaf || !old->address ? old->address : old->address - 1;
+    GElf_Sym sym;
+    GElf_Off off;
+    const char *symname = dwfl_module_addrinfo(si->mod, pc, &off, &sym, NULL, NULL, NULL);
+    struct profile_frame f = {.image = old->image, .address = old->address, .symbolized = 1};
+    Dwfl_Line *line = dwfl_module_getsrc(si->mod, pc);
+    const char *file = line ? dwfl_lineinfo(line, NULL, &f.line, &f.column, NULL, NULL) : NULL;
+    f.file = (char *)file;
+    if (!file) f.line = f.column = 0;
+
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(si->mod, pc, &bias);
+    Dwarf_Die *scopes = NULL;
+    int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+    if (n > 0) {
+        /* dwarf_getscopes continues an inlined call with its abstract definition's
+         * scopes; the concrete nesting (inlined call, ..., the function it sits in)
+         * is the innermost scope's parent chain. */
+        Dwarf_Die inner = scopes[0];
+        free(scopes);
+        scopes = NULL;
+        n = dwarf_getscopes_die(&inner, &scopes);
+    }
+    Dwarf_Files *files = NULL;
+    size_t n_files = 0;
+    if (cu && dwarf_getsrcfiles(cu, &files, &n_files)) files = NULL;
+    int emitted = 0, rc = 0;
+    for (int i = 0; !rc && i < n; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
+        char *name = die_name(&scopes[i]);
+        if (!name && tag == DW_TAG_subprogram && symname) name = demangle(symname);
+        f.name = name ? name : "??";
+        f.inlined = tag == DW_TAG_inlined_subroutine;
+        rc = emit(z, &f);
+        free(name);
+        emitted++;
+        if (tag == DW_TAG_subprogram) break;
+        /* The caller is at this inlined call's site. */
+        int idx = die_udata(&scopes[i], DW_AT_call_file);
+        f.file = files && idx ? (char *)dwarf_filesrc(files, (size_t)idx, NULL, NULL) : NULL;
+        f.line = die_udata(&scopes[i], DW_AT_call_line);
+        f.column = die_udata(&scopes[i], DW_AT_call_column);
+        if (!f.file) f.line = f.column = 0;
+    }
+    free(scopes);
+    if (rc || emitted) return rc;
+    /* No DWARF scope: the symbol table's name (file and line if the line table had
+     * them), else the address stays. */
+    if (!symname) return emit_hex(z, old);
+    char *name = demangle(symname);
+    if (!name) return -1;
+    f.name = name;
+    f.inlined = 0;
+    rc = emit(z, &f);
+    free(name);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ driver */
+
+struct want {
+    uint32_t frame;
+    uint8_t leaf;
+};
+
+static struct symbolizer *sort_ctx;
+
+static int cmp_want(const void *a, const void *b)
+{
+    const struct want *x = a, *y = b;
+    const struct profile_frame *fx = &sort_ctx->p->frames[x->frame],
+                               *fy = &sort_ctx->p->frames[y->frame];
+    if (fx->image != fy->image) return fx->image < fy->image ? -1 : 1;
+    if (fx->address != fy->address) return fx->address < fy->address ? -1 : 1;
+    return x->leaf - y->leaf;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Resolves every (frame, leaf?) pair some stack needs, in image and address order. */
+static int resolve_all(struct symbolizer *z)
+{
+    struct profile *p = z->p;
+    size_t n_want = 0;
+    struct want *want = NULL;
+    uint8_t *needed = calloc(p->n_frames + 1, 1); /* bit 0: as return address, bit 1: leaf */
+    if (!needed) return -1;
+    for (size_t i = 0; i < p->n_stacks; i++)
+        for (uint32_t k = 0; k < p->stacks[i].depth; k++)
+            needed[p->stacks[i].frames[k]] |= k == 0 ? 2 : 1;
+    for (size_t i = 0; i < p->n_frames; i++)
+        n_want += (needed[i] & 1) + (needed[i] >> 1);
+    want = malloc((n_want + 1) * sizeof *want);
+    if (!want) {
+        free(needed);
+        return -1;
+    }
+    n_want = 0;
+    for (uint32_t i = 0; i < p->n_frames; i++)
+        for (uint8_t leaf = 0; leaf < 2; leaf++)
+            if (needed[i] & (1 << leaf)) want[n_want++] = (struct want){i, leaf};
+    free(needed);
+    sort_ctx = z;
+    qsort(want, n_want, sizeof *want, cmp_want);
+
+    int progress = !z->o->quiet && isatty(2), shown = 0, rc = 0;
+    double start = now_s();
+    for (size_t w = 0; !rc && w < n_want; w++) {
+        const struct profile_frame *old = &p->frames[want[w].frame];
+        size_t first = z->n_out;
+        if (old->symbolized || old->image < 0) {
+            rc = emit(z, old);
+        } else {
+            if (z->images[old->image].state == IMG_UNOPENED) open_image(z, (size_t)old->image);
+            rc = z->images[old->image].state == IMG_READY ? resolve(z, old, want[w].leaf)
+                                                          : emit_hex(z, old);
+        }
+        z->span[want[w].leaf][want[w].frame] =
+            (struct sym_span){(uint32_t)first, (uint32_t)(z->n_out - first)};
+        if (progress && (w & 1023) == 0 && now_s() - start > 1.0) {
+            fprintf(stderr, "\rkestrel: symbolizing %zu/%zu addresses", w, n_want);
+            shown = 1;
+        }
+    }
+    if (shown) fprintf(stderr, "\r\033[K");
+    free(want);
+    return rc;
+}
+
+/* Rebuilds every stack from the resolved frames; map[old stack] = new stack. */
+static int rebuild(struct symbolizer *z, uint32_t *map)
+{
+    struct profile *p = z->p;
+    uint32_t *frames = malloc(PROFILE_MAX_DEPTH * sizeof *frames);
+    if (!frames) return -1;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < p->n_stacks; i++) {
+        const struct profile_stack *st = &p->stacks[i];
+        uint32_t depth = 0;
+        for (uint32_t k = 0; k < st->depth; k++) {
+            struct sym_span sp = z->span[k == 0][st->frames[k]];
+            /* Inline expansion may deepen a stack past the limit: keep the leaf end. */
+            if (depth + sp.n > PROFILE_MAX_DEPTH) break;
+            memcpy(frames + depth, z->out + sp.first, sp.n * sizeof *frames);
+            depth += sp.n;
+        }
+        int64_t idx = profile_intern_stack(z->with, frames, depth);
+        if (idx < 0)
+            rc = -1;
+        else
+            map[i] = (uint32_t)idx;
+    }
+    free(frames);
+    return rc;
+}
+
+int symbolize_profile(struct profile *p, const struct symbolize_options *o)
+{
+    static const struct symbolize_options defaults = {0};
+    struct symbolizer z = {.p = p, .o = o ? o : &defaults};
+    z.debuginfo_path = NULL; /* libdwfl's default: -:.debug:/usr/lib/debug */
+    elf_version(EV_CURRENT); /* libelf refuses every file until told its version */
+    z.with = profile_new(p->kind);
+    z.images = calloc(p->n_images + 1, sizeof *z.images);
+    z.span[0] = calloc(p->n_frames + 1, sizeof *z.span[0]);
+    z.span[1] = calloc(p->n_frames + 1, sizeof *z.span[1]);
+    uint32_t *map = malloc((p->n_stacks + 1) * sizeof *map);
+    int rc = z.with && z.images && z.span[0] && z.span[1] && map ? 0 : -1;
+    if (!rc) rc = resolve_all(&z);
+    if (!rc) rc = rebuild(&z, map);
+    if (!rc) profile_replace_stacks(p, z.with, map);
+    for (size_t i = 0; z.images && i < p->n_images; i++)
+        if (z.images[i].dwfl) dwfl_end(z.images[i].dwfl);
+    free(z.images);
+    free(z.span[0]);
+    free(z.span[1]);
+    free(z.out);
+    free(map);
+    profile_free(z.with);
+    return rc;
+}

@@ -1,0 +1,25 @@
+/* The symbolizer (elfutils' libdw): turns every unresolved address frame of a
+ * profile into function, file, line and column, one frame per inlined call.
+ *
+ * Rules (DESIGN.md §2): an address belongs to the image profile_image_of() names
+ * (text range first, base only for images without one); it is resolved only against
+ * a file that describes that image: the file at the recorded path when its build id
+ * matches (or none was recorded), `binary` for the main image only (a program moved
+ * or rebuilt since), else it stays raw hex and a warning says why. Every frame but
+ * the leaf is looked up at address - 1, so a return address names the call's line.
+ * Separate debug info is found by .gnu_debuglink and /usr/lib/debug/.build-id. C++
+ * names are demangled. Each unique address is resolved once. */
+#ifndef KESTREL_SYMBOLIZE_H
+#define KESTREL_SYMBOLIZE_H
+#include "analysis/profile.h"
+
+struct symbolize_options {
+    const char *binary; /* --binary: the main image's file under a moved path; or NULL */
+    int quiet;          /* 1: no warnings, no progress line */
+};
+
+/* Resolves p's unresolved frames and rebuilds its stacks. Frames already symbolized
+ * (a pprof with lines) are kept. Returns 0, or -1 when memory runs out. Warnings go
+ * to stderr as `kestrel: warning: ...`. */
+int symbolize_profile(struct profile *p, const struct symbolize_options *o);
+#endif
