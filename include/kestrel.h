@@ -21,6 +21,32 @@ int kestrel_thread_register(int64_t fiber_id, const char *label);
 /* Removes the calling thread from the CPU profiler. Its samples stay in the profile. */
 int kestrel_thread_unregister(void);
 
+/* ===== heap profiler =====
+ *
+ * Samples allocations (malloc and the rest of its family) of every thread, about one
+ * per `interval` bytes requested, and reports what they allocated and what is still
+ * in use as a gzip-compressed pprof profile (FORMATS.md §2). One profile per process;
+ * KESTREL_HEAP=<path> starts one before main and writes it at exit. */
+
+#define KESTREL_HEAP_INTERVAL_DEFAULT 524288 /* bytes */
+#define KESTREL_HEAP_INTERVAL_MIN 65536
+
+/* Starts the heap profile, sampling about once per `interval` bytes (0: the
+ * default). -EINVAL for an interval below 64 KiB or above 4 GiB (nothing starts),
+ * -EBUSY while a profile runs, -ENOMEM. */
+int kestrel_heap_start(size_t interval);
+
+/* The profile so far, as a gzip'd pprof in *data (free() it), *size bytes; the
+ * profile keeps running. -ESRCH when none runs. */
+int kestrel_heap_profile(void **data, size_t *size);
+
+/* Ends the profile; the final one goes to *data as above, or is discarded when data
+ * is NULL. -ESRCH when none runs. */
+int kestrel_heap_stop(void **data, size_t *size);
+
+/* 1 while a heap profile runs, else 0. */
+int kestrel_heap_is_running(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,455 @@
+/* malloc, free, calloc, realloc, reallocarray, posix_memalign, aligned_alloc, memalign,
+ * valloc, pvalloc and malloc_usable_size, interposed in front of whatever allocator
+ * comes next (glibc's, or a preloaded jemalloc or tcmalloc), found with RTLD_NEXT.
+ *
+ * Every function here runs inside malloc by definition; none runs in a signal
+ * handler of ours. The cost of an allocation that is not sampled is a thread-local
+ * subtract and compare (heap_count); a free of a block that is not sampled costs the
+ * two compares of heap_region_has. Each function keeps the contract of the one it
+ * replaces: alignment, errno, NULL, size 0, calloc overflow -> ENOMEM.
+ *
+ * Until dlsym answers (it may allocate itself) allocations are served from the
+ * runtime's region, so `free` recognises them like sampled blocks. */
+#include "runtime/heap.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PUBLIC __attribute__((visibility("default")))
+#define FRAME() ((uintptr_t)__builtin_frame_address(0))
+
+__thread struct heap_tls heap_tls = {.slot = -1};
+
+/* ===== the next allocator ===== */
+
+static void *boot_malloc(size_t n);
+static void boot_free(void *p);
+static void *boot_calloc(size_t a, size_t b);
+static void *boot_realloc(void *p, size_t n);
+static int boot_posix_memalign(void **pp, size_t align, size_t n);
+static void *boot_aligned_alloc(size_t align, size_t n);
+static void *boot_memalign(size_t align, size_t n);
+static size_t boot_usable(void *p);
+
+/* Until resolved, each pointer is a function that resolves all of them first. */
+struct heap_next heap_next = {boot_malloc,         boot_free,          boot_calloc,   boot_realloc,
+                              boot_posix_memalign, boot_aligned_alloc, boot_memalign, boot_usable};
+static void *(*next_valloc)(size_t);
+static void *(*next_pvalloc)(size_t);
+static int heap_resolved;
+static __thread int heap_resolving; /* this thread is inside dlsym */
+
+static void *heap_sym(const char *name)
+{
+    void *f = dlsym(RTLD_NEXT, name);
+    return f;
+}
+
+/* Returns 1 once heap_next points at the next allocator, 0 while that is not known
+ * (a dlsym that allocates is in progress on this thread, or there is none). */
+static int heap_resolve(void)
+{
+    if (__atomic_load_n(&heap_resolved, __ATOMIC_ACQUIRE)) return 1;
+    if (heap_resolving) return 0;
+    heap_resolving = 1;
+    struct heap_next n;
+    n.malloc = (void *(*)(size_t))heap_sym("malloc");
+    n.free = (void (*)(void *))heap_sym("free");
+    n.calloc = (void *(*)(size_t, size_t))heap_sym("calloc");
+    n.realloc = (void *(*)(void *, size_t))heap_sym("realloc");
+    n.posix_memalign = (int (*)(void **, size_t, size_t))heap_sym("posix_memalign");
+    n.aligned_alloc = (void *(*)(size_t, size_t))heap_sym("aligned_alloc");
+    n.memalign = (void *(*)(size_t, size_t))heap_sym("memalign");
+    n.malloc_usable_size = (size_t(*)(void *))heap_sym("malloc_usable_size");
+    void *(*va)(size_t) = (void *(*)(size_t))heap_sym("valloc");
+    void *(*pva)(size_t) = (void *(*)(size_t))heap_sym("pvalloc");
+    heap_resolving = 0;
+    if (!n.malloc || !n.free || !n.calloc || !n.realloc || n.malloc == malloc) return 0;
+    /* Optional ones fall back to what every allocator has. */
+    if (!n.memalign) n.memalign = boot_memalign;
+    if (!n.aligned_alloc) n.aligned_alloc = n.memalign;
+    if (!n.posix_memalign) n.posix_memalign = boot_posix_memalign;
+    if (!n.malloc_usable_size) n.malloc_usable_size = NULL;
+    next_valloc = va;
+    next_pvalloc = pva;
+    heap_next = n;
+    __atomic_store_n(&heap_resolved, 1, __ATOMIC_RELEASE);
+    return 1;
+}
+
+__attribute__((constructor(101))) static void heap_resolve_early(void)
+{
+    heap_resolve();
+}
+
+/* While nothing is resolved: the region, with a header that says "no session". */
+static void *boot_alloc(size_t n, size_t align, int zero)
+{
+    void *p = heap_region_alloc(n, align < 16 ? 16 : align);
+    if (!p) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (zero) memset(p, 0, n);
+    return p;
+}
+
+static void *boot_malloc(size_t n)
+{
+    return heap_resolve() ? heap_next.malloc(n) : boot_alloc(n, 16, 0);
+}
+static void boot_free(void *p)
+{
+    if (heap_region_has(p))
+        heap_region_release(p);
+    else if (heap_resolve())
+        heap_next.free(p);
+}
+static void *boot_calloc(size_t a, size_t b)
+{
+    size_t n;
+    if (__builtin_mul_overflow(a, b, &n)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return heap_resolve() ? heap_next.calloc(a, b) : boot_alloc(n, 16, 1);
+}
+static void *boot_realloc(void *p, size_t n)
+{
+    if (heap_resolve()) return heap_next.realloc(p, n);
+    void *q = boot_alloc(n, 16, 0);
+    if (q && p && heap_region_has(p)) {
+        size_t old = heap_block_of(p)->size;
+        memcpy(q, p, old < n ? old : n);
+        heap_region_release(p);
+    }
+    return q;
+}
+/* Also the fallback of an allocator without posix_memalign: through memalign. */
+static int boot_posix_memalign(void **pp, size_t align, size_t n)
+{
+    if (heap_resolve() && heap_next.posix_memalign != boot_posix_memalign)
+        return heap_next.posix_memalign(pp, align, n);
+    if (align < sizeof(void *) || (align & (align - 1))) return EINVAL;
+    int saved = errno;
+    void *p = heap_resolved ? heap_next.memalign(align, n) : boot_alloc(n, align, 0);
+    int err = p ? 0 : errno;
+    errno = saved;
+    if (!p) return err ? err : ENOMEM;
+    *pp = p;
+    return 0;
+}
+static void *boot_aligned_alloc(size_t align, size_t n)
+{
+    return heap_resolve() ? heap_next.aligned_alloc(align, n) : boot_alloc(n, align, 0);
+}
+/* Also the fallback of an allocator without memalign: posix_memalign's rules. */
+static void *boot_memalign(size_t align, size_t n)
+{
+    if (heap_resolve() && heap_next.memalign != boot_memalign) return heap_next.memalign(align, n);
+    if (align < 16) align = 16;
+    while (align & (align - 1))
+        align += align & -align;
+    if (heap_resolved) {
+        void *p = NULL;
+        int err = heap_next.posix_memalign(&p, align, n);
+        if (err) errno = err;
+        return p;
+    }
+    return boot_alloc(n, align, 0);
+}
+static size_t boot_usable(void *p)
+{
+    if (heap_region_has(p)) return heap_region_usable(p);
+    return heap_resolve() && heap_next.malloc_usable_size ? heap_next.malloc_usable_size(p) : 0;
+}
+
+/* ===== the countdown ===== */
+
+void heap_ignore_enter(void)
+{
+    struct heap_tls *t = &heap_tls;
+    if (t->ignore++ == 0) {
+        t->saved_left = __atomic_load_n(&t->left, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->left, HEAP_LEFT_IDLE, __ATOMIC_RELAXED);
+    }
+}
+
+void heap_ignore_leave(void)
+{
+    struct heap_tls *t = &heap_tls;
+    if (--t->ignore == 0) __atomic_store_n(&t->left, t->saved_left, __ATOMIC_RELAXED);
+}
+
+/* The fast path: 1 when this allocation of n bytes must look at the slow path. */
+static inline int heap_count(size_t n)
+{
+    struct heap_tls *t = &heap_tls;
+    int64_t left = (int64_t)((uint64_t)__atomic_load_n(&t->left, __ATOMIC_RELAXED) - n);
+    __atomic_store_n(&t->left, left, __ATOMIC_RELAXED);
+    return left <= 0;
+}
+
+/* xorshift64, seeded per thread from its state's address and the clock. */
+static uint64_t heap_random(struct heap_tls *t)
+{
+    if (!t->rng) {
+        uint64_t s = (uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull;
+        s ^= (uint64_t)__builtin_ia32_rdtsc();
+        t->rng = s ? s : 1;
+    }
+    uint64_t x = t->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    t->rng = x;
+    return x;
+}
+
+/* ln(u) for u in (0, 1], without libm: u = m * 2^e with m in [1, 2), and
+ * ln m = 2 atanh((m-1)/(m+1)) as a series in s^2 <= 1/9 (error below 1e-12). */
+static double heap_ln(double u)
+{
+    union {
+        double d;
+        uint64_t b;
+    } v = {.d = u};
+    int e = (int)((v.b >> 52) & 0x7ff) - 1023;
+    v.b = (v.b & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
+    double s = (v.d - 1) / (v.d + 1), s2 = s * s, term = s, sum = 0;
+    for (int k = 1; k < 30; k += 2) {
+        sum += term / k;
+        term *= s2;
+    }
+    return 2 * sum + e * 0.69314718055994530942;
+}
+
+/* The bytes to the next sample: exponential with mean `heap_interval`, capped at 16
+ * times it so one draw cannot make a thread blind for long. */
+static int64_t heap_draw(struct heap_tls *t)
+{
+    int64_t mean = __atomic_load_n(&heap_interval, __ATOMIC_RELAXED);
+    double u = (double)((heap_random(t) >> 11) + 1) * 0x1p-53; /* (0, 1] */
+    double d = -heap_ln(u) * (double)mean;
+    if (d > 16.0 * (double)mean) d = 16.0 * (double)mean;
+    return d < 1 ? 1 : (int64_t)d;
+}
+
+/* The slow path: the countdown of this thread reached 0 (or was reset). Returns the
+ * weight of a sample to take on this allocation of n bytes, or 0. */
+static int64_t heap_slow(size_t n)
+{
+    struct heap_tls *t = &heap_tls;
+    if (t->ignore) { /* a reset arrived while ignoring: honour it at the leave */
+        t->saved_left = 0;
+        __atomic_store_n(&t->left, HEAP_LEFT_IDLE, __ATOMIC_RELAXED);
+        return 0;
+    }
+    if (t->exited || heap_resolving) {
+        __atomic_store_n(&t->left, HEAP_LEFT_IDLE, __ATOMIC_RELAXED);
+        return 0;
+    }
+    if (t->slot == -1) heap_thread_register(t);
+    if (!__atomic_load_n(&heap_active, __ATOMIC_ACQUIRE)) {
+        /* A thread that could not be registered is not reached by a start: it
+         * looks again every interval's worth of bytes. */
+        int64_t idle = t->slot >= 0 ? HEAP_LEFT_IDLE : HEAP_INTERVAL_DEFAULT;
+        __atomic_store_n(&t->left, idle, __ATOMIC_RELAXED);
+        return 0;
+    }
+    uint32_t gen = __atomic_load_n(&heap_gen, __ATOMIC_ACQUIRE);
+    int64_t left = __atomic_load_n(&t->left, __ATOMIC_RELAXED);
+    if (t->gen != gen) { /* a new session: start over from this allocation */
+        t->gen = gen;
+        t->drawn = heap_draw(t);
+        left = t->drawn - (int64_t)n;
+        __atomic_store_n(&t->left, left, __ATOMIC_RELAXED);
+        if (left > 0) return 0;
+    }
+    int64_t weight = t->drawn - left; /* the bytes since this thread's previous sample */
+    t->drawn = heap_draw(t);
+    __atomic_store_n(&t->left, t->drawn, __ATOMIC_RELAXED);
+    return weight > 0 ? weight : (int64_t)n;
+}
+
+/* A sampled block of n bytes, or NULL to allocate it the normal way. */
+static void *heap_try_sample(size_t n, size_t align, int zero, uintptr_t fp)
+{
+    if (!n) return NULL;
+    int64_t w = heap_slow(n);
+    return w ? heap_sample(&heap_tls, n, align, zero, fp, w) : NULL;
+}
+
+/* ===== the interposed functions ===== */
+
+static inline void *heap_malloc_at(size_t n, uintptr_t fp)
+{
+    if (heap_count(n)) {
+        void *p = heap_try_sample(n, 16, 0, fp);
+        if (p) return p;
+    }
+    return heap_next.malloc(n);
+}
+
+PUBLIC void *malloc(size_t n)
+{
+    return heap_malloc_at(n, FRAME());
+}
+
+PUBLIC void free(void *p)
+{
+    if (heap_region_has(p))
+        heap_sampled_free(p);
+    else
+        heap_next.free(p);
+}
+
+PUBLIC void *calloc(size_t a, size_t b)
+{
+    size_t n;
+    if (__builtin_mul_overflow(a, b, &n)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (heap_count(n)) {
+        void *p = heap_try_sample(n, 16, 1, FRAME());
+        if (p) return p;
+    }
+    return heap_next.calloc(a, b);
+}
+
+/* What the next allocator does with realloc(p, 0): 1 when it frees p and returns
+ * NULL (glibc), 0 when it returns a new minimal block (jemalloc's default). Asked
+ * once, the first time a sampled block is reallocated to 0 bytes. */
+static int heap_realloc_zero_frees(void)
+{
+    static int answer = -1;
+    if (answer < 0) {
+        heap_ignore_enter();
+        void *q = heap_next.malloc(1), *r = q ? heap_next.realloc(q, 0) : NULL;
+        if (r) heap_next.free(r);
+        answer = q && !r;
+        heap_ignore_leave();
+    }
+    return answer;
+}
+
+static void *heap_realloc_region(void *p, size_t n, uintptr_t fp)
+{
+    if (n == 0 && heap_realloc_zero_frees()) {
+        free(p);
+        return NULL;
+    }
+    void *q = heap_malloc_at(n, fp);
+    if (!q) return NULL; /* errno is the next allocator's; p is untouched */
+    size_t old = heap_block_of(p)->size;
+    memcpy(q, p, old < n ? old : n);
+    free(p);
+    return q;
+}
+
+static inline void *heap_realloc_at(void *p, size_t n, uintptr_t fp)
+{
+    if (!p) return heap_malloc_at(n, fp);
+    if (heap_region_has(p)) return heap_realloc_region(p, n, fp);
+    /* The block moves into the region when this realloc is the sample; the old
+     * size is only known through malloc_usable_size. */
+    if (heap_count(n) && heap_next.malloc_usable_size) {
+        void *q = heap_try_sample(n, 16, 0, fp);
+        if (q) {
+            size_t old = heap_next.malloc_usable_size(p);
+            memcpy(q, p, old < n ? old : n);
+            heap_next.free(p);
+            return q;
+        }
+    }
+    return heap_next.realloc(p, n);
+}
+
+PUBLIC void *realloc(void *p, size_t n)
+{
+    return heap_realloc_at(p, n, FRAME());
+}
+
+PUBLIC void *reallocarray(void *p, size_t a, size_t b)
+{
+    size_t n;
+    if (__builtin_mul_overflow(a, b, &n)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return heap_realloc_at(p, n, FRAME());
+}
+
+static inline int heap_pow2(size_t a)
+{
+    return a && !(a & (a - 1));
+}
+
+PUBLIC int posix_memalign(void **pp, size_t align, size_t n)
+{
+    if (heap_pow2(align) && align >= sizeof(void *) && heap_count(n)) {
+        void *p = heap_try_sample(n, align, 0, FRAME());
+        if (p) {
+            *pp = p;
+            return 0;
+        }
+    }
+    return heap_next.posix_memalign(pp, align, n);
+}
+
+/* Alignments that are not a power of two go to the next allocator untouched, so
+ * they are accepted or refused exactly as it would. */
+PUBLIC void *aligned_alloc(size_t align, size_t n)
+{
+    if (heap_pow2(align) && heap_count(n)) {
+        void *p = heap_try_sample(n, align, 0, FRAME());
+        if (p) return p;
+    }
+    return heap_next.aligned_alloc(align, n);
+}
+
+PUBLIC void *memalign(size_t align, size_t n)
+{
+    if (heap_pow2(align) && heap_count(n)) {
+        void *p = heap_try_sample(n, align, 0, FRAME());
+        if (p) return p;
+    }
+    return heap_next.memalign(align, n);
+}
+
+PUBLIC void *valloc(size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (heap_count(n)) {
+        void *p = heap_try_sample(n, page, 0, FRAME());
+        if (p) return p;
+    }
+    return next_valloc ? next_valloc(n) : heap_next.memalign(page, n);
+}
+
+PUBLIC void *pvalloc(size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t rounded = n ? (n + page - 1) & ~(page - 1) : page;
+    if (rounded < n) { /* overflow */
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (heap_count(rounded)) {
+        void *p = heap_try_sample(rounded, page, 0, FRAME());
+        if (p) return p;
+    }
+    return next_pvalloc ? next_pvalloc(n) : heap_next.memalign(page, rounded);
+}
+
+PUBLIC size_t malloc_usable_size(void *p)
+{
+    if (heap_region_has(p)) return heap_region_usable(p);
+    if (!p || !heap_next.malloc_usable_size) return 0;
+    return heap_next.malloc_usable_size(p);
+}

@@ -1,0 +1,202 @@
+/* The heap profiler's internal interfaces, shared by its files:
+ *
+ *   heap.c          malloc & co interposed; the per-thread countdown (the fast path)
+ *   heap_thread.c   the registry of per-thread countdowns, so a start reaches every thread
+ *   heap_region.c   the runtime-owned region that sampled blocks (and bootstrap ones) live in
+ *   heap_stack.c    the frame-pointer walk of the allocating thread
+ *   heap_table.c    bounded buckets, stack words and strings, with an (other stacks) bucket
+ *   heap_session.c  the session: API, environment, sampling, lifecycle client, files
+ *   heap_pprof.c    the unsymbolized pprof of a session (FORMATS.md §2), gzip-wrapped
+ *
+ * Nothing of the heap profiler runs in a signal handler of its own; everything here
+ * may run inside malloc and therefore never calls malloc for its own data. */
+#ifndef KESTREL_HEAP_H
+#define KESTREL_HEAP_H
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/pbwire.h"
+
+#define HEAP_INTERVAL_DEFAULT (512 * 1024)
+#define HEAP_INTERVAL_MIN (64 * 1024)
+#define HEAP_INTERVAL_MAX ((int64_t)1 << 32)
+#define HEAP_LEFT_IDLE ((int64_t)1 << 62) /* a countdown that never reaches 0 */
+#define HEAP_STACK_MAX 128
+
+/* ===== per-thread state (initial-exec TLS) ===== */
+
+/* `left` is the only field the fast path touches: malloc subtracts the size and
+ * takes the slow path when it is no longer positive. Other threads store 0 into it
+ * (relaxed atomics) to send a thread to its slow path at a session start; everything
+ * else is the owner's. */
+struct heap_tls {
+    int64_t left;       /* bytes until this thread's next sample */
+    int64_t drawn;      /* the interval drawn at the last sample or reset */
+    int64_t saved_left; /* `left` while the thread ignores its own allocations */
+    uint64_t rng;       /* xorshift64 state, 0 until seeded */
+    uint64_t stack_hi;  /* top of this thread's stack; 0 unknown, 1 unknowable */
+    uint32_t gen;       /* session generation `drawn` belongs to */
+    int32_t slot;       /* index in the thread registry, -1 when not registered */
+    int32_t ignore;     /* depth of heap_ignore_enter() */
+    int32_t exited;     /* its key destructor ran: pass through from now on */
+};
+extern __thread struct heap_tls heap_tls;
+
+/* The calling thread's allocations go straight to the next allocator, uncounted,
+ * until the matching leave. Nestable. The CPU runtime brackets its own thread's
+ * creation with these, and its own thread calls enter once for its whole life. */
+void heap_ignore_enter(void);
+void heap_ignore_leave(void);
+
+/* ===== the next allocator (heap.c) ===== */
+
+struct heap_next {
+    void *(*malloc)(size_t);
+    void (*free)(void *);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    void *(*memalign)(size_t, size_t);
+    size_t (*malloc_usable_size)(void *);
+};
+extern struct heap_next heap_next;
+
+/* ===== thread registry (heap_thread.c) ===== */
+
+void heap_thread_register(struct heap_tls *t);
+/* Sends every registered thread to its slow path (a session started). */
+void heap_thread_reset_all(void);
+
+/* ===== region (heap_region.c) ===== */
+
+/* The header in front of every block of the region. */
+struct heap_block {
+    uint32_t gen;       /* session generation that sampled it; 0 for a bootstrap block */
+    uint32_t bucket;    /* its bucket in that session's table */
+    int64_t weight;     /* bytes it stands for */
+    uint64_t size;      /* bytes requested */
+    uint32_t chunk_off; /* from the chunk's start to the user pointer */
+    uint32_t cls;       /* chunk size class: 2^cls pages */
+};
+
+extern uintptr_t heap_region_lo; /* the region is [lo, lo + span); 0, 0 until made */
+extern uintptr_t heap_region_span;
+
+static inline int heap_region_has(const void *p)
+{
+    uintptr_t span = __atomic_load_n(&heap_region_span, __ATOMIC_ACQUIRE); /* set after lo */
+    return (uintptr_t)p - heap_region_lo < span;
+}
+static inline struct heap_block *heap_block_of(void *p)
+{
+    return (struct heap_block *)p - 1;
+}
+
+int heap_region_init(void);
+/* A block of `size` bytes aligned to `align` (a power of two), or NULL. */
+void *heap_region_alloc(size_t size, size_t align);
+void heap_region_release(void *p);
+size_t heap_region_usable(void *p);
+/* Around fork: 0 before (lock), 1 in the parent (unlock), 2 in the child (reset). */
+void heap_region_fork(int phase);
+/* Bytes of the region's chunks in use and on free lists, for the comments. */
+void heap_region_stats(uint64_t *used, uint64_t *cached);
+
+/* ===== stacks (heap_stack.c) ===== */
+
+/* Return addresses from the frame record at `fp` (the interposed function's own)
+ * outwards; frame 0 is the allocation site. Returns the depth. */
+size_t heap_stack_walk(uintptr_t fp, uintptr_t *pcs, size_t max);
+
+/* ===== bounded tables (heap_table.c) ===== */
+
+/* A bucket is one distinct (stack, thread name): what a pprof sample says. Bucket 0
+ * is (other stacks), made with the table, which takes every sample whose stack found
+ * no room. Its counters are only touched under the session lock. */
+struct heap_bucket {
+    uint64_t hash;
+    uint32_t words;  /* index of its first frame in the table's words */
+    uint32_t depth;  /* frames, leaf first; 0 for (other stacks) */
+    uint32_t thread; /* string id of the thread's name; HEAP_NO_STRING for none */
+    uint32_t pad;
+    int64_t alloc_objects, alloc_bytes, inuse_objects, inuse_bytes;
+};
+
+struct heap_string {
+    uint64_t hash;
+    uint32_t off, len; /* in the table's bytes */
+};
+
+#define HEAP_NO_STRING UINT32_MAX
+#define HEAP_TRUNCATED 0 /* string 0 is "(truncated)": a name that found no room */
+
+struct heap_limits {
+    uint32_t stacks;       /* distinct stacks, (other stacks) not counted */
+    uint32_t words;        /* frames of all of them */
+    uint32_t strings;      /* interned strings */
+    uint32_t string_bytes; /* their bytes */
+};
+
+/* Entries below the counts never change once written, so a snapshot of the counts
+ * (and a copy of the buckets' counters) can be read while the session goes on. */
+struct heap_table {
+    struct heap_limits max;
+    struct heap_bucket *buckets;
+    uint32_t nbuckets;                   /* including (other stacks) */
+    uint32_t *bucket_index, bucket_mask; /* open addressing, bucket + 1, 0 = empty */
+    uintptr_t *words;
+    uint32_t nwords;
+    struct heap_string *strings;
+    uint32_t nstrings;
+    uint32_t *string_index, string_mask;
+    char *bytes;
+    uint32_t nbytes;
+    uint64_t truncated_strings; /* names that became "(truncated)" */
+    void *map;                  /* one mapping holds every array */
+    size_t map_size;
+};
+
+/* The limits of FORMATS.md §2, lowered (never raised) by KESTREL_HEAP_MAX_STACKS,
+ * KESTREL_HEAP_MAX_STACK_WORDS and KESTREL_HEAP_MAX_STRINGS. */
+void heap_limits_from_env(struct heap_limits *l);
+int heap_table_init(struct heap_table *tb, const struct heap_limits *max);
+void heap_table_free(struct heap_table *tb);
+uint32_t heap_table_string(struct heap_table *tb, const char *s, size_t len);
+/* The bucket of (stack, thread); 0, (other stacks), when a limit is reached. */
+uint32_t heap_table_bucket(struct heap_table *tb, const uintptr_t *pcs, uint32_t depth,
+                           uint32_t thread);
+static inline const char *heap_table_str(const struct heap_table *tb, uint32_t id, size_t *len)
+{
+    *len = tb->strings[id].len;
+    return tb->bytes + tb->strings[id].off;
+}
+
+/* ===== pprof (heap_pprof.c) ===== */
+
+struct heap_pprof_info {
+    int64_t interval;
+    uint64_t start_ns, end_ns;         /* CLOCK_REALTIME */
+    uint64_t samples;                  /* samples taken */
+    uint64_t lost_objects, lost_bytes; /* samples the region had no room for */
+};
+
+/* The gzip-compressed pprof of a table (its buckets already a snapshot) into out.
+ * Returns 0 or -errno. */
+int heap_pprof_write(const struct heap_table *tb, const struct heap_pprof_info *info,
+                     struct pb_buf *out);
+
+/* ===== session (heap_session.c) ===== */
+
+extern uint32_t heap_gen; /* the running session's generation; 0 before the first */
+extern int heap_active;   /* a session runs */
+extern int64_t heap_interval;
+
+/* The slow path's sample: a block of `size` bytes from the region carrying this
+ * thread's weight, or NULL when it cannot be sampled (then allocate normally). */
+void *heap_sample(struct heap_tls *t, size_t size, size_t align, int zero, uintptr_t fp,
+                  int64_t weight);
+/* A region block is freed: its weight leaves in-use if its session still runs. */
+void heap_sampled_free(void *p);
+#endif

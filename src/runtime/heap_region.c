@@ -1,0 +1,137 @@
+/* The region that sampled blocks live in: one reservation of address space that the
+ * runtime owns, so `free` tells a sampled block from any other by two compares and
+ * finds its header (struct heap_block) right in front of it, with no lookup.
+ *
+ * The reservation is PROT_NONE (no memory, no commit charge); chunks of 2^k pages
+ * are made readable and writable as they are first carved from it, kept on one free
+ * list per size class when released, and chunks of 256 KiB and more give their pages
+ * back (MADV_DONTNEED) first. The region is never unmapped: a block can outlive the
+ * session that sampled it. It is made at the first session start, or earlier if an
+ * allocation has to be served before dlsym has found the next allocator.
+ *
+ * Every function here may run inside malloc; none in a signal handler. errno is
+ * left as it was. */
+#include "runtime/heap.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define REGION_CLASSES 48
+#define REGION_GIVE_BACK (256 * 1024)
+
+uintptr_t heap_region_lo;
+uintptr_t heap_region_span;
+static uintptr_t region_brk;                /* first byte never carved */
+static size_t region_page;                  /* the system's page size */
+static void *region_free[REGION_CLASSES];   /* free chunks of 2^k pages, linked by first word */
+static uint64_t region_used, region_cached; /* bytes of chunks handed out / on free lists */
+static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int heap_region_init(void)
+{
+    if (__atomic_load_n(&heap_region_span, __ATOMIC_ACQUIRE)) return 0;
+    int saved = errno, rc = -ENOMEM;
+    pthread_mutex_lock(&region_lock);
+    if (heap_region_span) rc = 0;
+    for (int shift = 36; rc && shift >= 30; shift -= 2) { /* 64 GiB down to 1 GiB */
+        size_t span = (size_t)1 << shift;
+        void *p = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) continue;
+        region_page = (size_t)sysconf(_SC_PAGESIZE);
+        heap_region_lo = region_brk = (uintptr_t)p;
+        __atomic_store_n(&heap_region_span, span, __ATOMIC_RELEASE);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&region_lock);
+    errno = saved;
+    return rc;
+}
+
+static unsigned region_class(size_t pages)
+{
+    unsigned k = 0;
+    while (((size_t)1 << k) < pages)
+        k++;
+    return k;
+}
+
+void *heap_region_alloc(size_t size, size_t align)
+{
+    if (heap_region_init()) return NULL;
+    size_t hdr = sizeof(struct heap_block), page = region_page;
+    if (align < 16) align = 16;
+    /* Chunks are page-aligned: a smaller alignment fixes the offset now, a larger one
+     * needs up to `align` bytes of room in front of the block. */
+    size_t front = align <= page ? (hdr + align - 1) & ~(align - 1) : align;
+    if (size > heap_region_span / 4 || front > heap_region_span / 4) return NULL;
+    size_t pages = (front + size + page - 1) / page;
+    unsigned cls = region_class(pages);
+    size_t bytes = page << cls;
+    int saved = errno;
+    uintptr_t chunk = 0;
+    pthread_mutex_lock(&region_lock);
+    if (region_free[cls]) {
+        chunk = (uintptr_t)region_free[cls];
+        region_free[cls] = *(void **)chunk;
+        region_cached -= bytes;
+    } else if (region_brk + bytes <= heap_region_lo + heap_region_span &&
+               mprotect((void *)region_brk, bytes, PROT_READ | PROT_WRITE) == 0) {
+        chunk = region_brk;
+        region_brk += bytes;
+    }
+    if (chunk) region_used += bytes;
+    pthread_mutex_unlock(&region_lock);
+    errno = saved;
+    if (!chunk) return NULL;
+    uintptr_t user = align <= page ? chunk + front : (chunk + hdr + align - 1) & ~(align - 1);
+    struct heap_block *b = heap_block_of((void *)user);
+    b->gen = 0;
+    b->bucket = 0;
+    b->weight = 0;
+    b->size = size;
+    b->chunk_off = (uint32_t)(user - chunk);
+    b->cls = cls;
+    return (void *)user;
+}
+
+void heap_region_release(void *p)
+{
+    struct heap_block *b = heap_block_of(p);
+    uintptr_t chunk = (uintptr_t)p - b->chunk_off;
+    size_t bytes = region_page << b->cls;
+    unsigned cls = b->cls;
+    int saved = errno;
+    if (bytes >= REGION_GIVE_BACK) madvise((void *)chunk, bytes, MADV_DONTNEED);
+    pthread_mutex_lock(&region_lock);
+    *(void **)chunk = region_free[cls];
+    region_free[cls] = (void *)chunk;
+    region_used -= bytes;
+    region_cached += bytes;
+    pthread_mutex_unlock(&region_lock);
+    errno = saved;
+}
+
+size_t heap_region_usable(void *p)
+{
+    struct heap_block *b = heap_block_of(p);
+    return (region_page << b->cls) - b->chunk_off;
+}
+
+void heap_region_stats(uint64_t *used, uint64_t *cached)
+{
+    pthread_mutex_lock(&region_lock);
+    *used = region_used;
+    *cached = region_cached;
+    pthread_mutex_unlock(&region_lock);
+}
+
+void heap_region_fork(int phase)
+{
+    if (phase == 0)
+        pthread_mutex_lock(&region_lock);
+    else if (phase == 1)
+        pthread_mutex_unlock(&region_lock);
+    else
+        pthread_mutex_init(&region_lock, NULL);
+}

@@ -1,0 +1,391 @@
+/* The heap profiler's session: the public API (kestrel_heap_*), activation by
+ * KESTREL_HEAP, taking a sample on the slow path of an allocation, the free of a
+ * sampled block, and the file written at exit, before exec and before a fatal
+ * signal's default action (the lifecycle client).
+ *
+ * One session per process. Two locks: heap_api_lock orders start, profile, stop and
+ * the flush; heap_lock guards the tables and is the only one taken inside malloc
+ * (heap_sample, heap_sampled_free), never while another lock of the profiler is held
+ * except the region's, which is taken after it. heap_sample and heap_sampled_free run
+ * inside malloc; nothing here runs in a signal handler. */
+#include "runtime/heap.h"
+#include "runtime/lifecycle.h"
+#include "kestrel.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PUBLIC __attribute__((visibility("default")))
+
+uint32_t heap_gen;
+int heap_active;
+int64_t heap_interval = HEAP_INTERVAL_DEFAULT;
+
+static pthread_mutex_t heap_api_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct heap_table heap_table; /* the running session's; under heap_lock */
+static struct heap_pprof_info heap_info;
+
+static char heap_path[4096]; /* KESTREL_HEAP, when set */
+static int heap_path_set;
+static unsigned heap_seq; /* files written with a default name */
+static int heap_client_registered;
+
+static uint64_t heap_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Takes a lock; a patient caller waits, an impatient one (a fatal signal's flush,
+ * whose thread may be stopped holding it) gives up after about 200 ms. */
+static int heap_take(pthread_mutex_t *m, int patient)
+{
+    if (patient) return pthread_mutex_lock(m);
+    for (int i = 0; i < 200; i++) {
+        if (!pthread_mutex_trylock(m)) return 0;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return EDEADLK;
+}
+
+/* The objects a sample of `weight` bytes stands for, on an allocation of `size`. */
+static int64_t heap_objects(int64_t weight, uint64_t size)
+{
+    int64_t o = (int64_t)(((uint64_t)weight + size / 2) / size);
+    return o ? o : 1;
+}
+
+/* ===== inside malloc ===== */
+
+void *heap_sample(struct heap_tls *t, size_t size, size_t align, int zero, uintptr_t fp,
+                  int64_t weight)
+{
+    int saved = errno;
+    heap_ignore_enter();
+    uintptr_t pcs[HEAP_STACK_MAX];
+    size_t depth = heap_stack_walk(fp, pcs, HEAP_STACK_MAX);
+    char name[17] = "";
+    prctl(PR_GET_NAME, name);
+    void *p = heap_region_alloc(size, align);
+    int64_t objects = heap_objects(weight, size);
+    pthread_mutex_lock(&heap_lock);
+    if (!heap_active || t->gen != heap_gen) { /* the session ended meanwhile */
+        pthread_mutex_unlock(&heap_lock);
+        if (p) heap_region_release(p);
+        p = NULL;
+        goto out;
+    }
+    if (!p) { /* no room in the region: the bytes are counted as lost */
+        heap_info.lost_objects += (uint64_t)objects;
+        heap_info.lost_bytes += (uint64_t)weight;
+        pthread_mutex_unlock(&heap_lock);
+        goto out;
+    }
+    uint32_t thread = heap_table_string(&heap_table, name, strlen(name));
+    uint32_t bucket = heap_table_bucket(&heap_table, pcs, (uint32_t)depth, thread);
+    struct heap_bucket *b = &heap_table.buckets[bucket];
+    b->alloc_objects += objects;
+    b->alloc_bytes += weight;
+    b->inuse_objects += objects;
+    b->inuse_bytes += weight;
+    heap_info.samples++;
+    struct heap_block *h = heap_block_of(p);
+    h->gen = heap_gen;
+    h->bucket = bucket;
+    h->weight = weight;
+    pthread_mutex_unlock(&heap_lock);
+    if (zero) memset(p, 0, size);
+out:
+    heap_ignore_leave();
+    errno = saved;
+    return p;
+}
+
+void heap_sampled_free(void *p)
+{
+    struct heap_block *h = heap_block_of(p);
+    if (h->gen && h->gen == __atomic_load_n(&heap_gen, __ATOMIC_ACQUIRE) &&
+        __atomic_load_n(&heap_active, __ATOMIC_ACQUIRE)) {
+        /* A free from inside the profiler's own sampling on this thread (a signal
+         * handler) must not wait for the lock this thread may hold. */
+        int locked =
+            heap_tls.ignore ? !pthread_mutex_trylock(&heap_lock) : !pthread_mutex_lock(&heap_lock);
+        if (locked) {
+            if (heap_active && h->gen == heap_gen) {
+                struct heap_bucket *b = &heap_table.buckets[h->bucket];
+                b->inuse_objects -= heap_objects(h->weight, h->size);
+                b->inuse_bytes -= h->weight;
+            }
+            pthread_mutex_unlock(&heap_lock);
+        }
+    }
+    heap_region_release(p);
+}
+
+/* ===== sessions ===== */
+
+static void heap_flush(enum lifecycle_event ev);
+static void heap_after_fork_child(void);
+static const struct lifecycle_client heap_client = {"heap", heap_flush, heap_after_fork_child};
+
+static int heap_start_locked(int64_t interval)
+{
+    if (heap_active) return -EBUSY;
+    if (heap_region_init()) return -ENOMEM;
+    struct heap_limits lim;
+    heap_limits_from_env(&lim);
+    struct heap_table tb;
+    int rc = heap_table_init(&tb, &lim);
+    if (rc) return rc;
+    if (!heap_client_registered && lifecycle_register(&heap_client) == 0)
+        heap_client_registered = 1;
+    pthread_mutex_lock(&heap_lock);
+    heap_table = tb;
+    memset(&heap_info, 0, sizeof heap_info);
+    heap_info.interval = interval;
+    heap_info.start_ns = heap_now_ns();
+    __atomic_store_n(&heap_interval, interval, __ATOMIC_RELAXED);
+    uint32_t gen = heap_gen + 1 ? heap_gen + 1 : 1;
+    __atomic_store_n(&heap_gen, gen, __ATOMIC_RELEASE);
+    __atomic_store_n(&heap_active, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&heap_lock);
+    heap_thread_reset_all();
+    heap_tls.saved_left = 0; /* this thread too, once it stops ignoring */
+    return 0;
+}
+
+/* Encodes the running session into `out` (gzip'd pprof); with `stop`, ends it.
+ * The caller holds heap_api_lock and a session runs. */
+static int heap_encode(int stop, struct pb_buf *out, int patient)
+{
+    struct heap_bucket *copy = NULL;
+    size_t copy_size = 0;
+    if (!stop) { /* profile(): the counters as of now, while the session goes on */
+        copy_size = ((heap_table.max.stacks + 1) * sizeof *copy + 4095) & ~(size_t)4095;
+        copy = mmap(NULL, copy_size, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (copy == MAP_FAILED) return -ENOMEM;
+    }
+    if (heap_take(&heap_lock, patient)) {
+        if (copy) munmap(copy, copy_size);
+        return -EDEADLK;
+    }
+    struct heap_table snap = heap_table;
+    struct heap_pprof_info info = heap_info;
+    if (stop)
+        __atomic_store_n(&heap_active, 0, __ATOMIC_RELEASE);
+    else
+        memcpy(copy, snap.buckets, snap.nbuckets * sizeof *copy);
+    if (copy) snap.buckets = copy;
+    pthread_mutex_unlock(&heap_lock);
+    info.end_ns = heap_now_ns();
+    int rc = out ? heap_pprof_write(&snap, &info, out) : 0;
+    if (copy) munmap(copy, copy_size);
+    if (stop) heap_table_free(&heap_table); /* nothing reads it once inactive */
+    return rc;
+}
+
+/* The profile into a block of the next allocator, which the caller frees. */
+static int heap_hand_over(const struct pb_buf *gz, void **data, size_t *size)
+{
+    void *p = heap_next.malloc(gz->len);
+    if (!p) return -ENOMEM;
+    memcpy(p, gz->data, gz->len);
+    *data = p;
+    *size = gz->len;
+    return 0;
+}
+
+PUBLIC int kestrel_heap_start(size_t interval)
+{
+    if (interval == 0) interval = HEAP_INTERVAL_DEFAULT;
+    if (interval < HEAP_INTERVAL_MIN || interval > (size_t)HEAP_INTERVAL_MAX) return -EINVAL;
+    heap_ignore_enter();
+    pthread_mutex_lock(&heap_api_lock);
+    int rc = heap_start_locked((int64_t)interval);
+    pthread_mutex_unlock(&heap_api_lock);
+    heap_ignore_leave();
+    return rc;
+}
+
+static int heap_read(int stop, void **data, size_t *size)
+{
+    heap_ignore_enter();
+    pthread_mutex_lock(&heap_api_lock);
+    int rc = -ESRCH;
+    if (heap_active) {
+        struct pb_buf gz = {0};
+        rc = heap_encode(stop, data ? &gz : NULL, 1);
+        if (!rc && data) rc = heap_hand_over(&gz, data, size);
+        pb_buf_free(&gz);
+    }
+    pthread_mutex_unlock(&heap_api_lock);
+    heap_ignore_leave();
+    return rc;
+}
+
+PUBLIC int kestrel_heap_profile(void **data, size_t *size)
+{
+    if (!data || !size) return -EINVAL;
+    return heap_read(0, data, size);
+}
+
+PUBLIC int kestrel_heap_stop(void **data, size_t *size)
+{
+    if (data && !size) return -EINVAL;
+    return heap_read(1, data, size);
+}
+
+PUBLIC int kestrel_heap_is_running(void)
+{
+    return __atomic_load_n(&heap_active, __ATOMIC_ACQUIRE);
+}
+
+/* ===== the file ===== */
+
+/* Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm): the default
+ * name needs a date, and localtime may allocate. */
+static void heap_civil(int64_t days, int *y, int *m, int *d)
+{
+    days += 719468;
+    int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+    int64_t doe = days - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *y = (int)(yoe + era * 400 + (*m <= 2));
+}
+
+/* KESTREL_HEAP as a file name: a directory (or empty: the current one) gets the
+ * default name of FORMATS.md §2, in UTC; otherwise %p becomes the pid. An image that
+ * an exec started (generation g > 0) must not overwrite the file of the image before
+ * it in the same pid: its default name has g where the first image has 0, and %p
+ * becomes <pid>.<g>. */
+static int heap_file_name(char *out, size_t n)
+{
+    const char *p = heap_path;
+    size_t len = strlen(p);
+    struct stat st;
+    int pid = lifecycle_pid();
+    unsigned gen = lifecycle_image_generation();
+    if (!len || p[len - 1] == '/' || (stat(p, &st) == 0 && S_ISDIR(st.st_mode))) {
+        int64_t secs = (int64_t)(heap_now_ns() / 1000000000ull);
+        int y, mo, d;
+        heap_civil(secs / 86400, &y, &mo, &d);
+        int64_t s = secs % 86400;
+        int w = snprintf(out, n, "%s%sHeap.%04d%02d%02d.%02d%02d%02d.%d.%u.%03u.pb.gz", p,
+                         len && p[len - 1] != '/' ? "/" : "", y, mo, d, (int)(s / 3600),
+                         (int)(s / 60 % 60), (int)(s % 60), pid, gen, ++heap_seq);
+        return w > 0 && (size_t)w < n ? 0 : -ENAMETOOLONG;
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        int w = p[i] == '%' && p[i + 1] == 'p' ? (gen ? snprintf(out + o, n - o, "%d.%u", pid, gen)
+                                                      : snprintf(out + o, n - o, "%d", pid))
+                                               : snprintf(out + o, n - o, "%c", p[i]);
+        if (w < 0 || (size_t)w >= n - o) return -ENAMETOOLONG;
+        o += (size_t)w;
+        i += p[i] == '%' && p[i + 1] == 'p';
+    }
+    return 0;
+}
+
+/* Written to a temporary name and renamed, so a reader never sees half a file. */
+static int heap_write_file(const struct pb_buf *gz)
+{
+    char path[sizeof heap_path + 64], tmp[sizeof path + 32];
+    int rc = heap_file_name(path, sizeof path);
+    if (rc) return rc;
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, lifecycle_pid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return -errno;
+    size_t off = 0;
+    while (off < gz->len) {
+        ssize_t w = write(fd, gz->data + off, gz->len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        off += (size_t)w;
+    }
+    rc = off == gz->len ? 0 : -EIO;
+    if (close(fd) && !rc) rc = -errno;
+    if (!rc && rename(tmp, path)) rc = -errno;
+    if (rc) unlink(tmp);
+    return rc;
+}
+
+/* ===== process life ===== */
+
+static void heap_flush(enum lifecycle_event ev)
+{
+    int patient = ev != LIFECYCLE_SIGNAL;
+    int saved = errno;
+    heap_ignore_enter();
+    if (heap_path_set && !heap_take(&heap_api_lock, patient)) {
+        if (heap_active) {
+            struct pb_buf gz = {0};
+            if (!heap_encode(1, &gz, patient)) heap_write_file(&gz);
+            pb_buf_free(&gz);
+        }
+        pthread_mutex_unlock(&heap_api_lock);
+    }
+    heap_ignore_leave();
+    errno = saved;
+}
+
+/* Only this thread exists: no session, a stopped profiler; the parent's sampled
+ * blocks are released by their frees without counting. */
+static void heap_after_fork_child(void)
+{
+    pthread_mutex_init(&heap_api_lock, NULL);
+    pthread_mutex_init(&heap_lock, NULL);
+    if (heap_active) heap_table_free(&heap_table);
+    __atomic_store_n(&heap_active, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&heap_gen, heap_gen + 1 ? heap_gen + 1 : 1, __ATOMIC_RELEASE);
+}
+
+static void heap_die(const char *what, const char *why)
+{
+    char msg[512];
+    int n = snprintf(msg, sizeof msg, "kestrel: heap profile: %s: %s\n", what, why);
+    if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    _exit(1);
+}
+
+/* KESTREL_HEAP=<path> starts a session before the program runs; if it cannot start,
+ * the process says why and exits 1 rather than run unprofiled. */
+__attribute__((constructor)) static void heap_from_env(void)
+{
+    const char *p = getenv("KESTREL_HEAP");
+    if (!p) return;
+    if (strlen(p) >= sizeof heap_path - 1) heap_die("KESTREL_HEAP", "path too long");
+    strcpy(heap_path, p);
+    heap_path_set = 1;
+    size_t interval = 0;
+    const char *iv = getenv("KESTREL_HEAP_INTERVAL");
+    if (iv && *iv) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(iv, &end, 10);
+        if (*end || errno || *iv == '-' || v == 0)
+            heap_die("KESTREL_HEAP_INTERVAL", "not a number of bytes");
+        interval = (size_t)v;
+    }
+    int rc = kestrel_heap_start(interval);
+    if (rc == -EINVAL)
+        heap_die("KESTREL_HEAP_INTERVAL", "the interval must be 65536 to 4294967296 bytes");
+    if (rc) heap_die("cannot start", strerror(-rc));
+}

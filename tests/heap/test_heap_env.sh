@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# KESTREL_HEAP through the environment, as a user preloads the runtime: the file is
+# written at exit (a %p path, a directory, empty: the default name), before exec,
+# before SIGTERM's default action ends the process; a forked child has no profile and
+# writes no file; a bad interval stops the program before it runs. go tool pprof
+# -raw (pprof's own parser, which checks every index) reads each file and shows the
+# sample types, the period and the executable's mapping with its build id.
+set -u
+cd "$(dirname "$0")/../.."
+LIB=$PWD/build/lib/libkestrel.so
+PROG=$PWD/build/tests/heap/prog_heap
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+bad() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+BUILD_ID=$(readelf -n "$PROG" | awk '/Build ID/ {print $3}')
+[ -n "$BUILD_ID" ] || bad "no build id in $PROG"
+
+# A file go tool pprof reads, with the four types (inuse_space the default), the
+# period, and the program's mapping with its build id.
+check_file() { # file period what
+    local f=$1 period=$2 what=$3 raw
+    [ -s "$f" ] || { bad "$what: no file $f"; return; }
+    raw=$(go tool pprof -raw "$f" 2>&1) || { bad "$what: pprof: $raw"; return; }
+    grep -q 'alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes\[dflt\]' <<<"$raw" ||
+        bad "$what: sample types: $(head -5 <<<"$raw")"
+    grep -qx "Period: $period" <<<"$raw" || bad "$what: period"
+    grep -qE "^ *[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ $PROG $BUILD_ID" <<<"$raw" ||
+        bad "$what: no mapping of $PROG with build id $BUILD_ID"
+    grep -q 'thread:\[prog_heap\]' <<<"$raw" || bad "$what: no thread label"
+}
+
+run() { # env... -- args: runs the program preloaded, in $T/cwd
+    (cd "$T/cwd" && env LD_PRELOAD="$LIB" "$@")
+}
+mkdir -p "$T/cwd" "$T/dir"
+
+# exit, %p
+out=$(run KESTREL_HEAP="$T/out.%p.pb.gz" KESTREL_HEAP_INTERVAL=65536 "$PROG" exit; echo "rc=$?")
+pids=$(ls "$T" | sed -n 's/^out\.\([0-9]*\)\.pb\.gz$/\1/p')
+[ "$(wc -w <<<"$pids")" = 1 ] || bad "exit: expected one out.<pid>.pb.gz, got: $(ls "$T")"
+grep -q 'rc=0' <<<"$out" || bad "exit: status $out"
+check_file "$T/out.$pids.pb.gz" 65536 "exit"
+
+# a directory, and empty: the default name
+run KESTREL_HEAP="$T/dir" "$PROG" exit >/dev/null
+n=$(ls "$T/dir" | grep -cE '^Heap\.[0-9]{8}\.[0-9]{6}\.[0-9]+\.0\.001\.pb\.gz$')
+[ "$n" = 1 ] || bad "directory: $(ls "$T/dir")"
+check_file "$(ls -d "$T"/dir/Heap.*)" 524288 "directory"
+run KESTREL_HEAP= "$PROG" exit >/dev/null
+n=$(ls "$T/cwd" | grep -cE '^Heap\.[0-9]{8}\.[0-9]{6}\.[0-9]+\.0\.001\.pb\.gz$')
+[ "$n" = 1 ] || bad "empty: $(ls "$T/cwd")"
+rm -f "$T"/cwd/Heap.*
+
+# exec: the first image's file is written before /bin/true replaces it, and the new
+# image writes its own next to it
+rm -f "$T"/out.*
+run KESTREL_HEAP="$T/out.%p.pb.gz" "$PROG" exec >/dev/null
+first=$(ls "$T" | grep -E '^out\.[0-9]+\.pb\.gz$')
+[ -n "$first" ] || bad "exec: no file of the first image: $(ls "$T")"
+[ -n "$first" ] && check_file "$T/$first" 524288 "exec"
+ls "$T" | grep -qE '^out\.[0-9]+\.1\.pb\.gz$' || bad "exec: no file of the second image: $(ls "$T")"
+
+# SIGTERM with its default action: the file, and the process still dies of SIGTERM
+rm -f "$T"/out.*
+run KESTREL_HEAP="$T/out.%p.pb.gz" "$PROG" sigterm >/dev/null
+rc=$?
+[ $rc = 143 ] || bad "sigterm: status $rc, want 143"
+f=$(ls "$T" | grep -E '^out\.[0-9]+\.pb\.gz$')
+[ -n "$f" ] && check_file "$T/$f" 524288 "sigterm" || bad "sigterm: no file"
+
+# fork: the child runs no profile and writes nothing
+rm -f "$T"/out.*
+out=$(run KESTREL_HEAP="$T/out.%p.pb.gz" "$PROG" fork)
+grep -q 'child running=0' <<<"$out" || bad "fork: child says: $out"
+n=$(ls "$T" | grep -cE '^out\.[0-9]+\.pb\.gz$')
+[ "$n" = 1 ] || bad "fork: $n files: $(ls "$T")"
+
+# a bad interval: a message, status 1, and the program never ran
+out=$(run KESTREL_HEAP="$T/x.pb.gz" KESTREL_HEAP_INTERVAL=1000 "$PROG" exit 2>&1)
+rc=$?
+[ $rc = 1 ] || bad "bad interval: status $rc"
+grep -q '^kestrel: heap profile: KESTREL_HEAP_INTERVAL' <<<"$out" || bad "bad interval: $out"
+grep -q '^ran' <<<"$out" && bad "bad interval: the program ran"
+[ -e "$T/x.pb.gz" ] && bad "bad interval: a file was written"
+
+echo "$fails failed"
+[ $fails = 0 ]
