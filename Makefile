@@ -54,6 +54,8 @@ LIBKESTREL_A  := $(BUILD)/lib/libkestrel.a
 LIBANALYSIS   := $(BUILD)/libkanalysis.a
 LIBANALYSIS_SAN := $(BUILD)/libkanalysis-san.a
 KESTREL       := $(BUILD)/bin/kestrel
+# The analysis library for programs that read profiles (include/kestrel_profile.h).
+LIBKESTREL_ANALYSIS := $(BUILD)/lib/libkestrel-analysis.a
 KESTREL_SAN   := $(BUILD)/bin/kestrel-san
 
 TESTS      :=
@@ -66,7 +68,7 @@ EXAMPLES   :=
 -include $(sort $(wildcard examples/rules.mk web/rules.mk tests/*/rules.mk bench/*.mk))
 
 .PHONY: all deps demo test check bench install uninstall clean format
-all: $(LIBKESTREL_SO) $(LIBKESTREL_A) $(KESTREL) $(EXAMPLES)
+all: $(LIBKESTREL_SO) $(LIBKESTREL_A) $(LIBKESTREL_ANALYSIS) $(KESTREL) $(EXAMPLES)
 
 deps:
 	@scripts/deps.sh
@@ -126,6 +128,9 @@ $(BUILD)/cli-san/%.o: src/cli/%.c
 $(LIBANALYSIS): $(ANALYSIS_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
+$(LIBKESTREL_ANALYSIS): $(LIBANALYSIS)
+	@mkdir -p $(@D)
+	cp $< $@
 $(LIBANALYSIS_SAN): $(ANALYSIS_SAN_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
@@ -150,13 +155,18 @@ install: all
 	install -m 755 $(LIBKESTREL_SO) $(DESTDIR)$(PREFIX)/lib/libkestrel.so
 	install -m 644 $(LIBKESTREL_A) $(DESTDIR)$(PREFIX)/lib/libkestrel.a
 	install -m 644 include/kestrel.h $(DESTDIR)$(PREFIX)/include/kestrel.h
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' scripts/kestrel.pc.in \
-	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/kestrel.pc
+	install -m 644 $(LIBKESTREL_ANALYSIS) $(DESTDIR)$(PREFIX)/lib/libkestrel-analysis.a
+	install -m 644 include/kestrel_profile.h $(DESTDIR)$(PREFIX)/include/kestrel_profile.h
+	for pc in kestrel kestrel-analysis; do \
+	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' scripts/$$pc.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc || exit 1; done
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/kestrel $(DESTDIR)$(PREFIX)/lib/libkestrel.so \
 	      $(DESTDIR)$(PREFIX)/lib/libkestrel.a $(DESTDIR)$(PREFIX)/include/kestrel.h \
-	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/kestrel.pc
+	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/kestrel.pc \
+	      $(DESTDIR)$(PREFIX)/lib/libkestrel-analysis.a $(DESTDIR)$(PREFIX)/include/kestrel_profile.h \
+	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/kestrel-analysis.pc
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -194,7 +194,10 @@ static void run_sleeper(uint64_t units, FILE *out)
 
 int workload_run(const char *name, uint64_t units, FILE *out)
 {
-    int rc = 0;
+    int rc = 0, known = 0;
+    for (const char *const *n = workload_names; *n; n++)
+        known |= !strcmp(*n, name);
+    if (!known) return -EINVAL;
     fprintf(out, "workload %s units=%llu", name, (unsigned long long)units);
     if (!strcmp(name, "shares"))
         run_shares(units);
@@ -204,10 +207,8 @@ int workload_run(const char *name, uint64_t units, FILE *out)
         run_memset(units);
     else if (!strcmp(name, "oversub"))
         rc = run_oversub(units, out);
-    else if (!strcmp(name, "sleeper"))
-        run_sleeper(units, out);
     else
-        rc = -EINVAL;
+        run_sleeper(units, out);
     fprintf(out, "\n");
     fflush(out);
     return rc;

@@ -39,6 +39,8 @@ void main_half(uint64_t units);
 void worker_half(uint64_t units);
 void compute_rows(uint64_t units);
 void busy_half(uint64_t units);
+void napper_burn(uint64_t units);
+void napper(uint64_t units);
 void fill_buffers(uint64_t calls);
 
 /* memset: units of compute_rows and calls of fill_buffers per round. */

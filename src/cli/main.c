@@ -4,7 +4,10 @@
 
 #include "cli/commands.h"
 
+int cmd_calibrate(int argc, char **argv);
+
 static const struct command commands[] = {
+    {"calibrate", "how far this host lets a profile be trusted", cmd_calibrate},
     {NULL, NULL, NULL},
 };
 
