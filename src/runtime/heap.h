@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/heap_guard.h"
 #include "runtime/pbwire.h"
 
 #define HEAP_INTERVAL_DEFAULT (512 * 1024)
@@ -42,12 +43,6 @@ struct heap_tls {
     int32_t exited;     /* its key destructor ran: pass through from now on */
 };
 extern __thread struct heap_tls heap_tls;
-
-/* The calling thread's allocations go straight to the next allocator, uncounted,
- * until the matching leave. Nestable. The CPU runtime brackets its own thread's
- * creation with these, and its own thread calls enter once for its whole life. */
-void heap_ignore_enter(void);
-void heap_ignore_leave(void);
 
 /* ===== the next allocator (heap.c) ===== */
 

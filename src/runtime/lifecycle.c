@@ -12,6 +12,7 @@
  * writing files is allowed. Then the handler restores the default action and raises
  * the signal again, so the process ends exactly as it would have. */
 #include "lifecycle.h"
+#include "heap_guard.h"
 #include "interpose.h"
 #include "rtmem.h"
 
@@ -170,6 +171,7 @@ static void lc_on_signal(int sig, siginfo_t *si, void *uc)
 static void *lc_watcher(void *arg)
 {
     (void)arg;
+    heap_ignore_enter(); /* for life: nothing this thread allocates is the program's */
     while (atomic_load(&lc_req) == 0)
         lc_futex(&lc_req, FUTEX_WAIT, 0, NULL);
     lc_flush_all(LIFECYCLE_SIGNAL);
@@ -188,8 +190,10 @@ static void lc_start_watcher(void)
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&at, 64 * 1024);
     pthread_t t;
+    heap_ignore_enter(); /* glibc allocates inside pthread_create */
     if (pthread_create(&t, &at, lc_watcher, NULL) == 0)
         pthread_setname_np(t, "kestrel-exit");
+    heap_ignore_leave();
     pthread_attr_destroy(&at);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
