@@ -65,6 +65,8 @@ CLI_EXTRA_OBJS :=
 CLI_EXTRA_DEPS :=
 EXAMPLES   :=
 
+# `make` alone builds everything, whatever rule a fragment happens to define first.
+.DEFAULT_GOAL := all
 -include $(sort $(wildcard examples/rules.mk web/rules.mk tests/*/rules.mk bench/*.mk))
 
 .PHONY: all deps demo test check bench install uninstall clean format

@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@ struct raw {
     char *why;
     size_t why_size;
     uint32_t *stack_of; /* input stack index -> model stack index */
+    size_t other_stack; /* the runtime's "(other stacks)" bucket; SIZE_MAX when none */
     size_t n_stacks_in;
 };
 
@@ -101,11 +103,12 @@ static int read_meta(struct raw *r, const json_t *root)
     if (!v) return fail(r, "no \"version\": not a kestrel raw profile");
     if (!json_is_integer(v) || json_integer_value(v) != 1)
         return fail(r, "unsupported raw profile version (kestrel reads version 1)");
-    const char *exe, *platform, *engine;
+    const char *exe, *platform, *engine, *fallback;
     json_int_t pid = -1, start = 0, end = 0;
     if (opt_str(r, root, "exe", &exe, "profile") ||
         opt_str(r, root, "platform", &platform, "profile") ||
         opt_str(r, root, "engine", &engine, "profile") ||
+        opt_str(r, root, "engine_fallback", &fallback, "profile") ||
         opt_int(r, root, "pid", &pid, "profile") ||
         opt_int(r, root, "start_unix_ns", &start, "profile") ||
         opt_int(r, root, "end_unix_ns", &end, "profile") ||
@@ -113,8 +116,8 @@ static int read_meta(struct raw *r, const json_t *root)
         opt_number(r, root, "requested_hz", &m->requested_hz) ||
         opt_uint(r, root, "dropped", &m->dropped, "profile"))
         return -1;
-    /* The count of walks cut short: the runtime's name for it, or a short one. */
-    static const char *const truncated_keys[] = {"truncated_walks", "walks_truncated", "truncated"};
+    /* The count of walks cut short (the runtime writes walks_cut_short). */
+    static const char *const truncated_keys[] = {"walks_cut_short", "truncated_walks"};
     for (size_t i = 0; i < sizeof truncated_keys / sizeof *truncated_keys; i++)
         if (opt_uint(r, root, truncated_keys[i], &m->truncated, "profile")) return -1;
     m->pid = pid;
@@ -123,41 +126,70 @@ static int read_meta(struct raw *r, const json_t *root)
     if ((exe && !(m->exe = strdup(exe))) || (platform && !(m->platform = strdup(platform))) ||
         (engine && !(m->engine = strdup(engine))))
         return fail(r, "out of memory");
+    if (fallback) {
+        char note[512];
+        snprintf(note, sizeof note, "engine: %s", fallback);
+        if (profile_add_comment(r->p, note)) return fail(r, "out of memory");
+    }
     return 0;
 }
 
-/* Table fills: {"stacks": {"used":N, "limit":N, "past":N}, ...} or a list of
- * {"name":..., "used":..., "limit":..., "past":...}. */
+/* Table fills, as the runtime writes them: "tables": {"stacks": [used, limit], ...}
+ * ({"used", "limit", "past"} objects are read too), and "past_limits": {name: count}
+ * for what went past a table's limit. */
 static int read_table(struct raw *r, const char *name, const json_t *t)
 {
     uint64_t used = 0, limit = 0, past = 0;
-    if (!json_is_object(t)) return fail(r, "tables: \"%s\" is not an object", name);
-    if (opt_uint(r, t, "used", &used, "tables") || opt_uint(r, t, "limit", &limit, "tables") ||
-        opt_uint(r, t, "past", &past, "tables"))
+    if (json_is_array(t) && json_array_size(t) == 2 && json_is_integer(json_array_get(t, 0)) &&
+        json_is_integer(json_array_get(t, 1)) && json_integer_value(json_array_get(t, 0)) >= 0 &&
+        json_integer_value(json_array_get(t, 1)) >= 0) {
+        used = (uint64_t)json_integer_value(json_array_get(t, 0));
+        limit = (uint64_t)json_integer_value(json_array_get(t, 1));
+    } else if (!json_is_object(t)) {
+        return fail(r, "tables: \"%s\" is not [used, limit]", name);
+    } else if (opt_uint(r, t, "used", &used, "tables") ||
+               opt_uint(r, t, "limit", &limit, "tables") ||
+               opt_uint(r, t, "past", &past, "tables")) {
         return -1;
+    }
     return profile_add_table(r->p, name, used, limit, past) ? fail(r, "out of memory") : 0;
+}
+
+static int read_past_limits(struct raw *r, const json_t *root)
+{
+    const json_t *past = json_object_get(root, "past_limits");
+    if (!past || json_is_null(past)) return 0;
+    if (!json_is_object(past)) return fail(r, "\"past_limits\" is not an object");
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)past, key, v)
+    {
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+            return fail(r, "past_limits: \"%s\" is not a count", key);
+        uint64_t n = (uint64_t)json_integer_value(v);
+        struct profile_table *t = NULL;
+        for (size_t i = 0; i < r->p->meta.n_tables; i++)
+            if (!strcmp(r->p->meta.tables[i].name, key)) t = &r->p->meta.tables[i];
+        if (t) {
+            t->past = n;
+        } else if (n) {
+            char note[256];
+            snprintf(note, sizeof note, "past the limits: %s=%llu", key, (unsigned long long)n);
+            if (profile_add_comment(r->p, note)) return fail(r, "out of memory");
+        }
+    }
+    return 0;
 }
 
 static int read_tables(struct raw *r, const json_t *root)
 {
     const json_t *tables = json_object_get(root, "tables");
-    if (!tables || json_is_null(tables)) return 0;
-    if (json_is_object(tables)) {
-        const char *key;
-        const json_t *t;
-        json_object_foreach((json_t *)tables, key, t) if (read_table(r, key, t)) return -1;
-        return 0;
-    }
-    if (!json_is_array(tables)) return fail(r, "\"tables\" is neither an object nor an array");
-    size_t i;
+    if (!tables || json_is_null(tables)) return read_past_limits(r, root);
+    if (!json_is_object(tables)) return fail(r, "\"tables\" is not an object");
+    const char *key;
     const json_t *t;
-    json_array_foreach(tables, i, t)
-    {
-        const char *name;
-        if (opt_str(r, t, "name", &name, "tables")) return -1;
-        if (read_table(r, name ? name : "?", t)) return -1;
-    }
-    return 0;
+    json_object_foreach((json_t *)tables, key, t) if (read_table(r, key, t)) return -1;
+    return read_past_limits(r, root);
 }
 
 static int read_images(struct raw *r, const json_t *root)
@@ -243,14 +275,25 @@ static int read_stacks(struct raw *r, const json_t *root)
         }
         size_t depth = json_array_size(s);
         if (!depth) {
-            rc = fail(r, "stack %zu is empty", i);
-            break;
+            /* The runtime's bucket for samples past its stack table's limit has no
+             * frames: it becomes one frame that says so. */
+            struct profile_frame other = {
+                .name = (char *)(i == r->other_stack ? "(other stacks)" : "(no frames)"),
+                .image = -1,
+                .symbolized = 1};
+            int64_t f = profile_intern_frame(r->p, &other);
+            if (f < 0) {
+                rc = fail(r, "out of memory");
+                break;
+            }
+            frames[0] = (uint32_t)f;
+            depth = 1;
         }
         if (depth > PROFILE_MAX_DEPTH) {
             rc = fail(r, "stack %zu is %zu frames deep (at most %d)", i, depth, PROFILE_MAX_DEPTH);
             break;
         }
-        for (size_t k = 0; !rc && k < depth; k++) {
+        for (size_t k = 0; !rc && k < json_array_size(s); k++) {
             const json_t *a = json_array_get(s, k);
             if (!json_is_integer(a) || json_integer_value(a) < 0) {
                 rc = fail(r, "stack %zu: frame %zu is not an address", i, k);
@@ -324,10 +367,14 @@ struct profile *read_raw_json(const char *buf, size_t len, char *why, size_t why
                  err.text);
         return NULL;
     }
-    struct raw r = {.p = profile_new(PROFILE_CPU), .why = why, .why_size = why_size};
+    struct raw r = {
+        .p = profile_new(PROFILE_CPU), .why = why, .why_size = why_size, .other_stack = SIZE_MAX};
     int rc = r.p ? 0 : fail(&r, "out of memory");
     if (!rc && !json_is_object(root)) rc = fail(&r, "not a kestrel raw profile (not an object)");
     if (!rc) rc = read_meta(&r, root);
+    json_int_t other = -1;
+    if (!rc) rc = opt_int(&r, root, "other_stack", &other, "profile");
+    if (other >= 0) r.other_stack = (size_t)other;
     if (!rc) rc = read_tables(&r, root);
     if (!rc) rc = read_images(&r, root);
     if (!rc) rc = read_threads(&r, root);

@@ -4,8 +4,13 @@
 
 struct command {
     const char *name;
-    const char *summary; /* one line for `kestrel --help` */
+    const char *summary;               /* one line for `kestrel --help` */
     int (*run)(int argc, char **argv); /* argv[0] is the command's name */
 };
 
+int cmd_record(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 #endif

@@ -4,9 +4,11 @@
 
 #include "cli/commands.h"
 
-int cmd_calibrate(int argc, char **argv);
-
 static const struct command commands[] = {
+    {"record", "run a program under the profiler, then report and export", cmd_record},
+    {"run", "compile one C file for profiling, then record it", cmd_run},
+    {"report", "print the report of a raw CPU profile or a pprof file", cmd_report},
+    {"export", "write a profile as speedscope, cpuprofile, folded, pprof, ...", cmd_export},
     {"calibrate", "how far this host lets a profile be trusted", cmd_calibrate},
     {NULL, NULL, NULL},
 };

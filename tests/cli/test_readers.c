@@ -53,17 +53,19 @@ static void test_minimal(void)
 
 static void test_full(void)
 {
-    struct profile *p = raw(
-        "{\"version\":1, \"pid\":7, \"exe\":\"/b\", \"rate_hz\":990.5, \"requested_hz\":997,"
-        "\"engine\":\"perf\", \"start_unix_ns\":5, \"end_unix_ns\":10,"
-        "\"truncated_walks\":4, \"tables\":{\"stacks\":{\"used\":2,\"limit\":65536,\"past\":0}},"
-        "\"images\":[{\"path\":\"/lib/c.so\",\"base\":0,\"slide\":0,\"text\":0,\"text_size\":0,"
-        "\"arch\":\"\"},{\"path\":\"/b\",\"base\":4096,\"slide\":4096,\"text\":8192,"
-        "\"text_size\":4096,\"arch\":\"x86_64\",\"build_id\":\"0a1b2c\"}],"
-        "\"threads\":[{\"fiber\":0,\"label\":\"main\",\"tid\":7,\"name\":\"b\"},"
-        "{\"fiber\":3,\"label\":\"worker\",\"tid\":8,\"name\":\"w\\u00e9\"}],"
-        "\"stacks\":[[8200,8300],[8200,8300]],"
-        "\"samples\":[[1,0,0,0,900],[2,1,1,1],[3,1,0,0,1100]], \"dropped\":0}");
+    struct profile *p =
+        raw("{\"version\":1, \"pid\":7, \"exe\":\"/b\", \"rate_hz\":990.5, \"requested_hz\":997,"
+            "\"engine\":\"perf\", \"start_unix_ns\":5, \"end_unix_ns\":10,"
+            "\"walks_cut_short\":4, \"tables\":{\"stacks\":[2,65536],\"samples\":{\"used\":3,"
+            "\"limit\":9,\"past\":1}}, \"past_limits\":{\"stacks\":7,\"other_stacks_samples\":5},"
+            "\"engine_fallback\":\"perf_event_open: EACCES\", \"other_stack\":2,"
+            "\"images\":[{\"path\":\"/lib/c.so\",\"base\":0,\"slide\":0,\"text\":0,\"text_size\":0,"
+            "\"arch\":\"\"},{\"path\":\"/b\",\"base\":4096,\"slide\":4096,\"text\":8192,"
+            "\"text_size\":4096,\"arch\":\"x86_64\",\"build_id\":\"0a1b2c\"}],"
+            "\"threads\":[{\"fiber\":0,\"label\":\"main\",\"tid\":7,\"name\":\"b\"},"
+            "{\"fiber\":3,\"label\":\"worker\",\"tid\":8,\"name\":\"w\\u00e9\"}],"
+            "\"stacks\":[[8200,8300],[8200,8300],[]],"
+            "\"samples\":[[1,0,0,0,900],[2,1,1,1],[3,1,0,0,1100]], \"dropped\":0}");
     CHECKF(p != NULL, "%s", why);
     if (!p) return;
     CHECK(p->n_sample_types == 2 && !strcmp(p->sample_types[1].type, "cpu") &&
@@ -71,15 +73,22 @@ static void test_full(void)
     CHECK(p->default_type == 0);
     CHECK(!strcmp(p->meta.engine, "perf") && p->meta.requested_hz == 997 &&
           p->meta.rate_hz == 990.5 && p->meta.truncated == 4);
-    CHECK(p->meta.n_tables == 1 && !strcmp(p->meta.tables[0].name, "stacks") &&
-          p->meta.tables[0].limit == 65536);
+    CHECK(p->meta.n_tables == 2 && !strcmp(p->meta.tables[0].name, "stacks") &&
+          p->meta.tables[0].used == 2 && p->meta.tables[0].limit == 65536 &&
+          p->meta.tables[0].past == 7 && p->meta.tables[1].past == 1);
+    CHECK(p->meta.n_comments == 2 &&
+          !strcmp(p->meta.comments[0], "engine: perf_event_open: EACCES") &&
+          !strcmp(p->meta.comments[1], "past the limits: other_stacks_samples=5"));
+    /* The runtime's bucket past its stack limit is an empty stack: one frame says so. */
+    CHECK(p->n_stacks == 2 && p->stacks[1].depth == 1 &&
+          !strcmp(p->frames[p->stacks[1].frames[0]].name, "(other stacks)"));
     CHECK(p->images[1].is_main && !p->images[0].is_main &&
           !strcmp(p->images[1].build_id, "0a1b2c"));
     CHECK(p->images[0].arch == NULL && !strcmp(p->images[1].arch, "x86_64"));
     CHECK(p->threads[1].fiber == 3 && p->threads[1].tid == 8 &&
           !strcmp(p->threads[1].name, "w\xc3\xa9"));
     /* Two equal input stacks are one stack in the model. */
-    CHECK(p->n_stacks == 1 && p->samples[1].stack == 0);
+    CHECK(p->samples[1].stack == 0 && p->samples[0].stack == 0);
     CHECK(profile_values(p, 0)[1] == 900 && profile_values(p, 1)[1] == 0 &&
           profile_values(p, 2)[1] == 1100);
     /* 8200 is in /b's text; the range-less image does not claim it. */
@@ -112,7 +121,6 @@ static void test_bad_raw(void)
     bad_raw("{\"version\":1, \"threads\":[{}], \"stacks\":[[1]], \"samples\":[[0,0,0]]}", "4 or 5");
     bad_raw("{\"version\":1, \"threads\":[{}], \"stacks\":[[-1]], \"samples\":[]}",
             "not an address");
-    bad_raw("{\"version\":1, \"threads\":[{}], \"stacks\":[[]], \"samples\":[]}", "empty");
     bad_raw("{\"version\":1, \"threads\":[{}], \"stacks\":[[1]], "
             "\"samples\":[[0,0,0,0,99999999999999999999]]}",
             "not valid JSON");

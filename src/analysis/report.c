@@ -1,0 +1,241 @@
+/* The terminal report (report.h). */
+#include "analysis/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/escape.h"
+
+#define RED_BOLD "\033[1;31m"
+#define YELLOW "\033[33m"
+#define RESET "\033[0m"
+#define BAR_CELLS 8 /* the self gutter: 8 cells of 8 eighths each = 100% */
+#define NAME_COLS 40
+
+int report_wants_colour(FILE *out)
+{
+    const char *no = getenv("NO_COLOR");
+    return (!no || !*no) && isatty(fileno(out));
+}
+
+/* ------------------------------------------------------------------ formatting */
+
+/* A value in its unit, short: "1.25 s", "3.4 MiB", "1,234". */
+static void fmt_value(char *buf, size_t n, int64_t v, const char *unit)
+{
+    double d = (double)v;
+    if (!strcmp(unit, "nanoseconds")) {
+        if (llabs(v) >= 1000000000)
+            snprintf(buf, n, "%.2f s", d / 1e9);
+        else if (llabs(v) >= 1000000)
+            snprintf(buf, n, "%.1f ms", d / 1e6);
+        else
+            snprintf(buf, n, "%.1f us", d / 1e3);
+    } else if (!strcmp(unit, "bytes")) {
+        if (llabs(v) >= 1 << 30)
+            snprintf(buf, n, "%.1f GiB", d / (1 << 30));
+        else if (llabs(v) >= 1 << 20)
+            snprintf(buf, n, "%.1f MiB", d / (1 << 20));
+        else if (llabs(v) >= 1 << 10)
+            snprintf(buf, n, "%.1f KiB", d / (1 << 10));
+        else
+            snprintf(buf, n, "%" PRId64 " B", v);
+    } else {
+        snprintf(buf, n, "%" PRId64, v);
+    }
+}
+
+/* The self gutter: share as eighth-blocks over BAR_CELLS cells, padded with spaces. */
+static void put_bar(FILE *out, double share)
+{
+    static const char *const eighths[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+    long units = (long)(share * BAR_CELLS * 8 + 0.5);
+    if (units > BAR_CELLS * 8) units = BAR_CELLS * 8;
+    if (units == 0 && share > 0) units = 1; /* present, however small */
+    int cells = 0;
+    for (; units >= 8; units -= 8, cells++)
+        fputs("█", out);
+    if (units) {
+        fputs(eighths[units], out);
+        cells++;
+    }
+    for (; cells < BAR_CELLS; cells++)
+        fputc(' ', out);
+}
+
+/* Writes s into exactly `cols` columns: cut with "…" or padded. Counts code points
+ * as columns (no East Asian width: names are rarely wide). s is terminal-safe. */
+static void put_cols(FILE *out, const char *s, int cols)
+{
+    size_t len = strlen(s);
+    int n = 0;
+    size_t i = 0;
+    while (i < len && n < cols) {
+        size_t k = escape_utf8_seq((const unsigned char *)s + i, len - i);
+        if (!k) k = 1;
+        /* Leave room for the ellipsis when more follows. */
+        if (n == cols - 1 && i + k < len) break;
+        fwrite(s + i, 1, k, out);
+        i += k;
+        n++;
+    }
+    if (i < len) {
+        fputs("…", out);
+        n++;
+    }
+    for (; n < cols; n++)
+        fputc(' ', out);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* "file.c:12", the image's name for an unresolved frame, or "?". */
+static void location(char *buf, size_t n, const struct profile *p,
+                     const struct summary_function *fn)
+{
+    if (fn->file && fn->line)
+        snprintf(buf, n, "%s:%d", base_name(fn->file), fn->line);
+    else if (fn->file)
+        snprintf(buf, n, "%s", base_name(fn->file));
+    else if (fn->image >= 0)
+        snprintf(buf, n, "%s", base_name(p->images[fn->image].path));
+    else
+        snprintf(buf, n, "?");
+}
+
+/* ------------------------------------------------------------------ parts */
+
+static int64_t type_total(const struct profile *p, const char *type)
+{
+    int k = profile_find_sample_type(p, type);
+    int64_t sum = 0;
+    for (size_t i = 0; k >= 0 && i < p->n_samples; i++)
+        if (__builtin_add_overflow(sum, profile_values(p, i)[k], &sum)) return -1;
+    return k >= 0 ? sum : -1;
+}
+
+static void header(FILE *out, const struct profile *p, const struct summary *s)
+{
+    const struct profile_sample_type *t = &p->sample_types[s->type];
+    char buf[64];
+    const char *exe = p->meta.exe ? p->meta.exe : p->source ? p->source : "profile";
+    char *safe = escape_utf8_dup(exe, "");
+    fprintf(out, "kestrel: %s", safe ? safe : "?");
+    free(safe);
+    if (p->meta.pid >= 0) fprintf(out, " (pid %" PRId64 ")", p->meta.pid);
+    fputc('\n', out);
+    int64_t wall = profile_wall_ns(p);
+    if (wall) {
+        fmt_value(buf, sizeof buf, wall, "nanoseconds");
+        fprintf(out, "  wall %s", buf);
+    } else {
+        fputs("  wall ?", out);
+    }
+    int64_t cpu = type_total(p, "cpu");
+    if (p->kind == PROFILE_CPU) {
+        if (cpu >= 0) {
+            fmt_value(buf, sizeof buf, cpu, "nanoseconds");
+            fprintf(out, " · CPU %s", buf);
+        } else {
+            fputs(" · CPU ?", out);
+        }
+    }
+    fprintf(out, " · %" PRIu64 " samples", s->n_samples);
+    if (strcmp(t->type, "samples")) {
+        fmt_value(buf, sizeof buf, s->total, t->unit);
+        fprintf(out, " · %s %s", t->type, buf);
+    }
+    if (p->kind == PROFILE_CPU) {
+        if (p->meta.requested_hz > 0) fprintf(out, " · %.0f Hz requested", p->meta.requested_hz);
+        if (p->meta.rate_hz > 0)
+            fprintf(out, "%s%.1f Hz achieved", p->meta.requested_hz > 0 ? ", " : " · ",
+                    p->meta.rate_hz);
+        if (p->meta.engine) fprintf(out, " (%s engine)", p->meta.engine);
+    } else if (p->period > 0) {
+        fmt_value(buf, sizeof buf, p->period, "bytes");
+        fprintf(out, " · one sample per %s", buf);
+    }
+    fprintf(out, " · %zu thread%s\n", p->n_threads, p->n_threads == 1 ? "" : "s");
+}
+
+static void split(FILE *out, const struct profile *p, const struct summary *s)
+{
+    if (p->kind != PROFILE_CPU || !s->n_samples) return;
+    const struct summary_share *run = &s->state[PROFILE_RUNNING],
+                               *wait = &s->state[PROFILE_WAITING];
+    fprintf(out, "  running %.1f%% ±%.1f · waiting %.1f%% ±%.1f\n", 100 * run->share, 100 * run->se,
+            100 * wait->share, 100 * wait->se);
+}
+
+static void table(FILE *out, const struct profile *p, const struct summary *s, int colour)
+{
+    const char *unit = p->sample_types[s->type].unit;
+    size_t shown = 0;
+    fprintf(out, "\n%-*s %6s %5s %7s %9s %9s  %-*s %s\n", BAR_CELLS, "", "SELF%", "±SE", "TOTAL%",
+            "SELF", "TOTAL", NAME_COLS, "FUNCTION", "LOCATION");
+    for (size_t i = 0; i < s->n_functions && shown < REPORT_TOP; i++) {
+        const struct summary_function *fn = &s->functions[i];
+        if (!fn->self.value && !fn->total.value) continue;
+        char self[32], total[32], loc[256];
+        fmt_value(self, sizeof self, fn->self.value, unit);
+        fmt_value(total, sizeof total, fn->total.value, unit);
+        location(loc, sizeof loc, p, fn);
+        const char *on = !colour                   ? ""
+                         : fn->self.share >= 0.05  ? RED_BOLD
+                         : fn->self.share >= 0.005 ? YELLOW
+                                                   : "";
+        put_bar(out, fn->self.share);
+        fprintf(out, " %s%5.1f%%%s %5.1f %6.1f%% %9s %9s  ", on, 100 * fn->self.share,
+                *on ? RESET : "", 100 * fn->self.se, 100 * fn->total.share, self, total);
+        char *name = escape_utf8_dup(fn->name, "");
+        put_cols(out, name ? name : "?", NAME_COLS);
+        free(name);
+        char *safe = escape_utf8_dup(loc, "");
+        fprintf(out, " %s%s\n", safe ? safe : "?",
+                fn->self.value && !fn->self.significant ? " ~" : "");
+        free(safe);
+        shown++;
+    }
+    if (!shown) fputs("  (no samples)\n", out);
+}
+
+static void footer(FILE *out, const struct profile *p, const struct summary *s)
+{
+    int any_insignificant = 0;
+    for (size_t i = 0; i < s->n_functions && i < REPORT_TOP; i++)
+        any_insignificant |= s->functions[i].self.value && !s->functions[i].self.significant;
+    fputc('\n', out);
+    if (any_insignificant)
+        fputs("  ~ self share within two standard errors of zero: not yet told apart from noise\n",
+              out);
+    if (s->n_samples < REPORT_LOW_CONFIDENCE)
+        fprintf(out,
+                "  low confidence: only %" PRIu64 " samples (about %d needed); record longer "
+                "or at a higher rate\n",
+                s->n_samples, REPORT_LOW_CONFIDENCE);
+    if (p->kind == PROFILE_CPU)
+        fprintf(out,
+                "  %" PRIu64 " stack%s cut short by the unwinder · %" PRIu64 " sample%s dropped\n",
+                p->meta.truncated, p->meta.truncated == 1 ? "" : "s", p->meta.dropped,
+                p->meta.dropped == 1 ? "" : "s");
+    for (size_t i = 0; i < p->meta.n_tables; i++)
+        if (p->meta.tables[i].past)
+            fprintf(out, "  table %s full: %" PRIu64 " past its limit of %" PRIu64 "\n",
+                    p->meta.tables[i].name, p->meta.tables[i].past, p->meta.tables[i].limit);
+}
+
+int report_write(const struct profile *p, const struct summary *s, FILE *out, int colour)
+{
+    header(out, p, s);
+    split(out, p, s);
+    table(out, p, s, colour);
+    footer(out, p, s);
+    return fflush(out) || ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,23 @@
+/* The terminal report (DESIGN.md §2): a header (wall, CPU, samples, requested and
+ * achieved rate, threads), the running/waiting split, and the top-10 table
+ *   SELF% ±SE TOTAL% SELF TOTAL FUNCTION LOCATION
+ * with eighth-block bars in the self gutter, red/bold at >= 5% and yellow at >= 0.5%
+ * when colour is on; a low-confidence flag under about 100 samples; and how many
+ * stacks the unwinder cut short and how many samples were dropped. Sampling gives no
+ * call counts, so there is no calls column. */
+#ifndef KESTREL_REPORT_H
+#define KESTREL_REPORT_H
+#include <stdio.h>
+
+#include "analysis/profile.h"
+#include "analysis/summary.h"
+
+#define REPORT_TOP 10
+#define REPORT_LOW_CONFIDENCE 100 /* fewer samples than this: say so */
+
+/* Colour only when out is a terminal and NO_COLOR is unset (https://no-color.org). */
+int report_wants_colour(FILE *out);
+
+/* Writes the report of s (an aggregation of p). Returns 0 or -errno. */
+int report_write(const struct profile *p, const struct summary *s, FILE *out, int colour);
+#endif

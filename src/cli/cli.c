@@ -1,0 +1,88 @@
+/* The analysis pipeline as the commands use it (cli.h). */
+#include "cli/cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/readers.h"
+#include "analysis/report.h"
+#include "analysis/symbolize.h"
+#include "analysis/writers.h"
+
+int cli_load(const char *path, const struct cli_load_options *o, struct profile **pp,
+             struct summary **sp)
+{
+    char why[512];
+    struct profile *p = read_profile(path, why, sizeof why);
+    if (!p) {
+        fprintf(stderr, "kestrel: %s: %s\n", path, why);
+        return -1;
+    }
+    size_t type = p->default_type;
+    if (o->sample_type) {
+        int k = profile_find_sample_type(p, o->sample_type);
+        if (k < 0) {
+            fprintf(stderr, "kestrel: %s: no sample type \"%s\" (it has:", path, o->sample_type);
+            for (size_t i = 0; i < p->n_sample_types; i++)
+                fprintf(stderr, " %s", p->sample_types[i].type);
+            fprintf(stderr, ")\n");
+            profile_free(p);
+            return -1;
+        }
+        type = (size_t)k;
+    }
+    struct symbolize_options so = {.binary = o->binary};
+    if (symbolize_profile(p, &so)) {
+        fprintf(stderr, "kestrel: %s: out of memory while symbolizing\n", path);
+        profile_free(p);
+        return -1;
+    }
+    const char *err;
+    struct summary *s = summary_build(p, type, &err);
+    if (!s) {
+        fprintf(stderr, "kestrel: %s: %s\n", path, err);
+        profile_free(p);
+        return -1;
+    }
+    *pp = p;
+    *sp = s;
+    return 0;
+}
+
+int cli_export_all(const struct profile *p, const struct summary *s, const char *stem)
+{
+    size_t n;
+    const struct writer *const *w = writers_all(&n);
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(stem) + strlen(w[i]->suffix) + 1;
+        char *path = malloc(len);
+        if (!path) return failed + (int)(n - i);
+        snprintf(path, len, "%s%s", stem, w[i]->suffix);
+        if (writer_write_file(w[i], p, s, path)) failed++;
+        free(path);
+    }
+    return failed;
+}
+
+int cli_report(const struct profile *p, const struct summary *s)
+{
+    if (report_write(p, s, stdout, report_wants_colour(stdout))) {
+        fprintf(stderr, "kestrel: stdout: write error\n");
+        return -1;
+    }
+    return 0;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "kestrel %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see kestrel %s --help)\n", cmd);
+    return 2;
+}

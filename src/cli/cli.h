@@ -1,0 +1,46 @@
+/* What kestrel's commands share: loading a profile through the whole analysis
+ * pipeline (read, symbolize, aggregate) and writing every export of FORMATS.md §3. */
+#ifndef KESTREL_CLI_H
+#define KESTREL_CLI_H
+#include "analysis/profile.h"
+#include "analysis/summary.h"
+
+struct cli_load_options {
+    const char *binary;      /* --binary, or NULL */
+    const char *sample_type; /* --sample-type, or NULL for the profile's default */
+};
+
+/* Reads path (raw JSON or pprof), symbolizes it and aggregates it. On failure prints
+ * `kestrel: <path>: <why>` and returns -1. */
+int cli_load(const char *path, const struct cli_load_options *o, struct profile **p,
+             struct summary **s);
+
+/* Writes <stem><suffix> for every writer in the table. Returns the number that
+ * failed (each already reported). */
+int cli_export_all(const struct profile *p, const struct summary *s, const char *stem);
+
+/* Prints the terminal report to stdout. Returns 0 or -1. */
+int cli_report(const struct profile *p, const struct summary *s);
+
+/* Usage errors: `kestrel <cmd>: <message>` and a pointer to --help; returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* `kestrel record`'s settings; `kestrel run` fills the same ones. */
+struct record_options {
+    const char *hz;            /* -F; NULL: the runtime's default */
+    const char *engine;        /* --engine auto|perf|signal; NULL: auto */
+    int heap;                  /* --heap given */
+    const char *heap_path;     /* --heap=PATH; NULL: <stem>.heap.<pid>.raw.pb.gz */
+    const char *heap_interval; /* --heap-interval=BYTES; NULL: the runtime's default */
+    const char *stem;          /* -o; NULL: the program's base name */
+    const char *binary;        /* --binary */
+};
+
+/* Parses record's options from argv[1..]; returns the index of PROGRAM, or -1 after
+ * printing a usage error (or 0 after --help, printed to stdout). */
+int record_parse(int argc, char **argv, const char *cmd, struct record_options *o);
+
+/* Runs argv[0..] under the runtime, then writes every export and prints the report.
+ * Returns the program's exit status (re-raising the signal that ended it). */
+int record_run(const struct record_options *o, char **argv);
+#endif

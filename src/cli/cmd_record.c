@@ -1,0 +1,293 @@
+/* kestrel record: runs a program under the runtime (LD_PRELOAD), passes its exit
+ * status through, then symbolizes, writes every export of FORMATS.md §3 and prints
+ * the report. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+
+static const char usage[] =
+    "usage: kestrel record [-F HZ] [--engine auto|perf|signal] [--heap[=PATH]]\n"
+    "                      [--heap-interval=BYTES] [-o STEM] [--binary PATH] -- PROGRAM [ARGS]\n"
+    "\n"
+    "Runs PROGRAM with the kestrel runtime preloaded, passes its exit status through,\n"
+    "then writes STEM.speedscope.json, STEM.cpuprofile, STEM.folded, STEM.profile.json,\n"
+    "STEM.pb.gz and STEM.html, and prints the report. The runtime's own raw profile is\n"
+    "kept as STEM.<pid>.raw.json (`kestrel report` reads it again).\n"
+    "\n"
+    "  -F HZ                  CPU sampling rate (the runtime clamps it to 10..10000;\n"
+    "                         default 997)\n"
+    "  --engine ENGINE        auto (default: perf where allowed, else signal), perf, signal\n"
+    "  --heap[=PATH]          also profile the heap; the runtime writes PATH (default\n"
+    "                         STEM.heap.<pid>.raw.pb.gz) and kestrel the heap exports\n"
+    "                         STEM.heap.* and report\n"
+    "  --heap-interval=BYTES  mean bytes between heap samples (needs --heap)\n"
+    "  -o STEM                where the exports go (default: PROGRAM's base name)\n"
+    "  --binary PATH          the program's file if it is not where it ran from\n"
+    "  -h, --help             this text\n";
+
+/* ------------------------------------------------------------------ options */
+
+static int positive_int(const char *s)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    return !errno && end != s && !*end && v > 0 && v <= INT_MAX;
+}
+
+int record_parse(int argc, char **argv, const char *cmd, struct record_options *o)
+{
+    static const struct option longopts[] = {{"engine", required_argument, 0, 'e'},
+                                             {"heap", optional_argument, 0, 'H'},
+                                             {"heap-interval", required_argument, 0, 'i'},
+                                             {"output", required_argument, 0, 'o'},
+                                             {"binary", required_argument, 0, 'b'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+hF:o:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        case 'F':
+            o->hz = optarg;
+            break;
+        case 'e':
+            o->engine = optarg;
+            break;
+        case 'H':
+            o->heap = 1, o->heap_path = optarg;
+            break;
+        case 'i':
+            o->heap_interval = optarg;
+            break;
+        case 'o':
+            o->stem = optarg;
+            break;
+        case 'b':
+            o->binary = optarg;
+            break;
+        default:
+            cli_usage_error(cmd, "unknown option or missing value: %s", argv[optind - 1]);
+            return -1;
+        }
+    }
+    if (o->hz && !positive_int(o->hz))
+        return cli_usage_error(cmd, "-F takes a rate in Hz, not \"%s\"", o->hz), -1;
+    if (o->engine && strcmp(o->engine, "auto") && strcmp(o->engine, "perf") &&
+        strcmp(o->engine, "signal"))
+        return cli_usage_error(cmd, "--engine is auto, perf or signal, not \"%s\"", o->engine), -1;
+    if (o->heap_interval && !o->heap)
+        return cli_usage_error(cmd, "--heap-interval needs --heap"), -1;
+    if (o->heap_interval && !positive_int(o->heap_interval))
+        return cli_usage_error(cmd, "--heap-interval takes bytes, not \"%s\"", o->heap_interval),
+               -1;
+    if (o->heap_path && !*o->heap_path) return cli_usage_error(cmd, "--heap= needs a path"), -1;
+    if (optind >= argc) return cli_usage_error(cmd, "no PROGRAM to run"), -1;
+    return optind;
+}
+
+/* ------------------------------------------------------------------ running */
+
+/* <directory of this executable>/../lib/libkestrel.so: build/ and an installed
+ * prefix have the same layout. */
+static char *runtime_path(void)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return NULL;
+    self[n] = 0;
+    char *slash = strrchr(self, '/');
+    if (!slash) return NULL;
+    *slash = 0;
+    size_t len = strlen(self) + 32;
+    char *lib = malloc(len);
+    if (lib) snprintf(lib, len, "%s/../lib/libkestrel.so", self);
+    return lib;
+}
+
+/* s with every "%p" replaced by pid. */
+static char *expand_pid(const char *s, pid_t pid)
+{
+    size_t len = strlen(s) * 8 + 32, n = 0;
+    char *out = malloc(len);
+    if (!out) return NULL;
+    for (; *s; s++) {
+        if (s[0] == '%' && s[1] == 'p') {
+            n += (size_t)snprintf(out + n, len - n, "%d", (int)pid);
+            s++;
+        } else {
+            out[n++] = *s;
+        }
+    }
+    out[n] = 0;
+    return out;
+}
+
+static char *cat(const char *a, const char *b)
+{
+    size_t len = strlen(a) + strlen(b) + 1;
+    char *s = malloc(len);
+    if (s) snprintf(s, len, "%s%s", a, b);
+    return s;
+}
+
+static void child(const struct record_options *o, char **argv, const char *lib, const char *raw,
+                  const char *heap)
+{
+    const char *old = getenv("LD_PRELOAD");
+    char *preload = old && *old ? cat(lib, ":") : NULL;
+    char *full = preload ? cat(preload, old) : NULL;
+    setenv("LD_PRELOAD", full ? full : lib, 1);
+    setenv("KESTREL_PROFILE", raw, 1);
+    if (o->hz) setenv("KESTREL_PROFILE_HZ", o->hz, 1);
+    if (o->engine) setenv("KESTREL_PROFILE_ENGINE", o->engine, 1);
+    if (heap) setenv("KESTREL_HEAP", heap, 1);
+    if (o->heap_interval) setenv("KESTREL_HEAP_INTERVAL", o->heap_interval, 1);
+    execvp(argv[0], argv);
+    int e = errno;
+    fprintf(stderr, "kestrel: %s: %s\n", argv[0], strerror(e));
+    _exit(e == ENOENT ? 127 : 126);
+}
+
+static volatile sig_atomic_t child_pid;
+
+/* A SIGTERM or SIGHUP sent to kestrel is meant for the program. */
+static void forward(int sig)
+{
+    if (child_pid > 0) kill((pid_t)child_pid, sig);
+}
+
+/* Runs the program; returns its wait status, or -1 when it could not be started. */
+static int run_child(const struct record_options *o, char **argv, const char *lib, const char *raw,
+                     const char *heap, pid_t *pid)
+{
+    fflush(NULL);
+    *pid = fork();
+    if (*pid < 0) {
+        fprintf(stderr, "kestrel: fork: %s\n", strerror(errno));
+        return -1;
+    }
+    if (*pid == 0) child(o, argv, lib, raw, heap);
+    child_pid = *pid;
+    /* Like a shell, let ^C and ^\ reach the program alone: kestrel lives on to write
+     * the profile of a program the user interrupted. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward}, old_int,
+                     old_quit, old_term, old_hup;
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    sigaction(SIGTERM, &fwd, &old_term);
+    sigaction(SIGHUP, &fwd, &old_hup);
+    int status;
+    while (waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+    return status;
+}
+
+/* Ends kestrel the way the program ended: its exit code, or the same signal. */
+static int pass_status(int status)
+{
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    int sig = WTERMSIG(status);
+    fflush(NULL);
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none); /* the core would be kestrel's, not the program's */
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    return 128 + sig; /* a signal whose default is to be ignored */
+}
+
+/* Reads, symbolizes, exports and reports one profile the runtime wrote. */
+static int analyse(const char *path, const char *stem, const struct record_options *o)
+{
+    struct cli_load_options lo = {.binary = o->binary};
+    struct profile *p;
+    struct summary *s;
+    if (cli_load(path, &lo, &p, &s)) return -1;
+    int failed = cli_export_all(p, s, stem);
+    if (!failed) fprintf(stderr, "kestrel: wrote %s.*\n", stem);
+    failed += cli_report(p, s) ? 1 : 0;
+    summary_free(s);
+    profile_free(p);
+    return failed ? -1 : 0;
+}
+
+int record_run(const struct record_options *o, char **argv)
+{
+    char *lib = runtime_path();
+    if (!lib || access(lib, R_OK)) {
+        fprintf(stderr, "kestrel: %s: the runtime is missing (build it with make)\n",
+                lib ? lib : "libkestrel.so");
+        free(lib);
+        return 1;
+    }
+    const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    const char *stem = o->stem ? o->stem : base;
+    char *raw_pattern = cat(stem, ".%p.raw.json");
+    char *heap_stem = cat(stem, ".heap");
+    char *heap_pattern =
+        o->heap ? (o->heap_path ? strdup(o->heap_path) : cat(stem, ".heap.%p.raw.pb.gz")) : NULL;
+    pid_t pid = 0;
+    int status = raw_pattern && heap_stem && (!o->heap || heap_pattern)
+                     ? run_child(o, argv, lib, raw_pattern, heap_pattern, &pid)
+                     : -1;
+    int failed = status == -1;
+    if (!failed) {
+        char *raw = expand_pid(raw_pattern, pid);
+        if (raw && access(raw, F_OK)) {
+            fprintf(stderr, "kestrel: %s: the program left no profile%s\n", raw,
+                    WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? " (killed by SIGKILL)"
+                                                                       : "");
+            failed = 1;
+        } else if (!raw || analyse(raw, stem, o)) {
+            failed = 1;
+        }
+        free(raw);
+        char *heap = heap_pattern ? expand_pid(heap_pattern, pid) : NULL;
+        if (heap_pattern && (!heap || access(heap, F_OK))) {
+            fprintf(stderr, "kestrel: %s: the program left no heap profile\n",
+                    heap ? heap : heap_pattern);
+            failed = 1;
+        } else if (heap) {
+            fputc('\n', stdout);
+            if (analyse(heap, heap_stem, o)) failed = 1;
+        }
+        free(heap);
+    }
+    free(lib);
+    free(raw_pattern);
+    free(heap_stem);
+    free(heap_pattern);
+    if (status == -1) return 1;
+    int code = pass_status(status);
+    return code ? code : failed;
+}
+
+int cmd_record(int argc, char **argv)
+{
+    struct record_options o = {0};
+    int first = record_parse(argc, argv, "record", &o);
+    if (first <= 0) return first == 0 ? 0 : 2;
+    return record_run(&o, argv + first);
+}
