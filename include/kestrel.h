@@ -12,14 +12,38 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility; the API is what it exports. */
+#ifndef KESTREL_API
+#define KESTREL_API __attribute__((visibility("default")))
+#endif
+
 /* Registers the calling thread with the CPU profiler under a fiber id and a label
  * (copied; at most 31 bytes kept). Threads made by pthread_create and the main
  * thread register themselves; call this for threads made any other way (clone,
  * a foreign runtime) or to give a thread a fiber id and label of its own. */
-int kestrel_thread_register(int64_t fiber_id, const char *label);
+KESTREL_API int kestrel_thread_register(int64_t fiber_id, const char *label);
 
 /* Removes the calling thread from the CPU profiler. Its samples stay in the profile. */
-int kestrel_thread_unregister(void);
+KESTREL_API int kestrel_thread_unregister(void);
+
+/* CPU profiling of a region of code, without environment variables. Starts sampling
+ * this process at `hz` samples per second of each thread's time (0 = 997; otherwise
+ * 10..10000, else -EINVAL) with the engine KESTREL_PROFILE_ENGINE names (default
+ * auto). The calling thread is registered, and so is every thread pthread_create
+ * makes from now on; threads that already run join with kestrel_thread_register().
+ * -EBUSY while a session runs (KESTREL_PROFILE's included), -ENOTSUP when the engine
+ * cannot run here. */
+KESTREL_API int kestrel_profile_start(unsigned hz);
+
+/* Stops the session kestrel_profile_start() began and writes the raw CPU profile
+ * (JSON v1, FORMATS.md §1) to `path`, through a temporary file renamed into place.
+ * 0, -EINVAL for a NULL or empty path (nothing stops), -ESRCH when no session runs,
+ * -EBUSY for KESTREL_PROFILE's session (it is written when the process ends), or the
+ * -errno of the write. A session never stopped is discarded when the process ends. */
+KESTREL_API int kestrel_profile_stop(const char *path);
+
+/* 1 while a CPU profiling session runs, else 0. */
+KESTREL_API int kestrel_profile_is_running(void);
 
 /* ===== heap profiler =====
  *

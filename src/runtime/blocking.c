@@ -1,0 +1,121 @@
+/* blocking.c — the blocking calls that a signal would cut short even with SA_RESTART
+ * (sleeps, poll, select, epoll_wait): while a thread of a signal-engine session is in
+ * one, the engine's signal is blocked, so a sample that was already on its way
+ * waits until the call returns instead of ending it early with EINTR. The sampler
+ * never signals a thread it sees blocked (waitstack.c reads its stack instead); this
+ * closes the window between its CPU-clock check and the thread entering the call.
+ * Calls that take a signal mask (ppoll, pselect, epoll_pwait) get the engine's signal
+ * added to it. Two extra system calls per blocking call, only while sampling.
+ *
+ * Signal handlers: the wrappers are as async-signal-safe as the calls they wrap.
+ * Inside malloc: nothing. */
+#include "interpose.h"
+#include "profile.h"
+#include "registry.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Blocks the engine's signal for a registered thread; returns whether it did. */
+static int blk_enter(sigset_t *old)
+{
+    int sig = profile_signal();
+    if (!sig || !registry_self())
+        return 0;
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    return pthread_sigmask(SIG_BLOCK, &one, old) == 0;
+}
+
+static void blk_leave(int on, const sigset_t *old)
+{
+    if (!on)
+        return;
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+    errno = e;
+}
+
+/* The caller's mask for the duration of the call, with the engine's signal added. */
+static const sigset_t *blk_mask(const sigset_t *m, sigset_t *copy)
+{
+    int sig = profile_signal();
+    if (!m || !sig || !registry_self())
+        return m;
+    *copy = *m;
+    sigaddset(copy, sig);
+    return copy;
+}
+
+#define BLK_WRAP(call)                                                                     \
+    ({                                                                                     \
+        sigset_t blk_old;                                                                  \
+        int blk_on = blk_enter(&blk_old);                                                  \
+        __typeof__(call) blk_r = (call);                                                   \
+        blk_leave(blk_on, &blk_old);                                                       \
+        blk_r;                                                                             \
+    })
+
+KESTREL_INTERPOSE int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+    return BLK_WRAP(REAL(nanosleep)(req, rem));
+}
+
+KESTREL_INTERPOSE int clock_nanosleep(clockid_t c, int flags, const struct timespec *req,
+                                      struct timespec *rem)
+{
+    return BLK_WRAP(REAL(clock_nanosleep)(c, flags, req, rem));
+}
+
+KESTREL_INTERPOSE unsigned int sleep(unsigned int s)
+{
+    return BLK_WRAP(REAL(sleep)(s));
+}
+
+KESTREL_INTERPOSE int usleep(useconds_t us)
+{
+    return BLK_WRAP(REAL(usleep)(us));
+}
+
+KESTREL_INTERPOSE int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+    return BLK_WRAP(REAL(poll)(fds, n, timeout));
+}
+
+KESTREL_INTERPOSE int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+    return BLK_WRAP(REAL(select)(n, r, w, e, tv));
+}
+
+KESTREL_INTERPOSE int epoll_wait(int ep, struct epoll_event *ev, int max, int timeout)
+{
+    return BLK_WRAP(REAL(epoll_wait)(ep, ev, max, timeout));
+}
+
+KESTREL_INTERPOSE int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
+                            const sigset_t *mask)
+{
+    sigset_t copy;
+    return BLK_WRAP(REAL(ppoll)(fds, n, ts, blk_mask(mask, &copy)));
+}
+
+KESTREL_INTERPOSE int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
+                              const sigset_t *mask)
+{
+    sigset_t copy;
+    return BLK_WRAP(REAL(pselect)(n, r, w, e, ts, blk_mask(mask, &copy)));
+}
+
+KESTREL_INTERPOSE int epoll_pwait(int ep, struct epoll_event *ev, int max, int timeout,
+                                  const sigset_t *mask)
+{
+    sigset_t copy;
+    return BLK_WRAP(REAL(epoll_pwait)(ep, ev, max, timeout, blk_mask(mask, &copy)));
+}

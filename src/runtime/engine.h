@@ -1,0 +1,76 @@
+/* engine — the one small interface every CPU sampling engine implements, one file
+ * each (engine_signal.c, engine_perf.c), as async-profiler's engines are. The rest of
+ * the runtime (registry, sink, waiting-thread stacks, raw writer, process life) does
+ * not know which engine runs; KESTREL_PROFILE_ENGINE=auto|perf|signal picks one.
+ *
+ * Who calls what, on which thread:
+ *
+ *   check()          any normal thread, before start(); no side effects. 0 when the
+ *                    engine can run here, else -errno and *why (a static string).
+ *   start(cfg)       the thread starting the session (the process's constructor, or
+ *                    kestrel_profile_start's caller), once per session, before any
+ *                    thread is registered. Installs what the engine needs (signal
+ *                    handler, perf events) and starts the engine's own thread. That
+ *                    thread blocks every signal and is not registered.
+ *   thread_start(s)  the thread that registers itself, right after its slot became
+ *                    ACTIVE, without the registry lock. E.g. open its perf event. A
+ *                    negative return leaves the thread registered but unsampled.
+ *   thread_stop(s)   the thread unregistering itself (or exiting), before its slot
+ *                    becomes DRAINING; signals blocked, registry not locked. It must
+ *                    not wait for the engine thread.
+ *   stop()           the thread ending the session (exit, exec, a fatal signal's
+ *                    flushing thread, kestrel_profile_stop); never in a signal
+ *                    handler, never on the engine thread. It tells the engine thread
+ *                    to finish and joins it. The engine thread's last acts: drain
+ *                    everything still buffered into the sink, then call
+ *                    cfg->on_stopped() (which writes the raw file) — so the file is
+ *                    written by the engine's own thread — and return.
+ *   after_fork_child()  in a fork child, before fork returns there: only the calling
+ *                    thread exists and the engine thread is gone. Forget per-thread
+ *                    state (close fds, drop rings) without waiting on any lock.
+ *
+ * The engine thread's duties each tick, in this order:
+ *   registry_lock(); for each slot: drain its buffered samples into the sink
+ *   (sink_add, sink_drop for losses); a DRAINING slot, once drained, goes back
+ *   with registry_release(); ACTIVE threads whose CPU clock did not advance are
+ *   waiting: waitstack_sample() gives them a waiting sample without waking them
+ *   (never signal a thread blocked in a system call). registry_unlock().
+ *   Call images_refresh() now and then so that loaded images are known.
+ *   Only this thread calls sink_*; it may allocate (mmap) but never while it has a
+ *   thread stopped.
+ *
+ * What may run in a signal handler: only code on the handler's path — registry_self(),
+ * unwind_fp(), the engine's own SPSC ring push, clock_gettime, and atomics. No lock,
+ * no allocation, no sink_*, errno saved and restored. The perf engine needs none. */
+#ifndef KESTREL_ENGINE_H
+#define KESTREL_ENGINE_H
+#include "registry.h"
+
+#include <stdint.h>
+
+struct engine_config {
+    unsigned hz;               /* sampling rate, 10..10000 */
+    int signo;                 /* the signal an engine that signals threads uses */
+    uint64_t start_mono_ns;    /* session start, CLOCK_MONOTONIC */
+    void (*on_stopped)(void);  /* engine thread, after its final drain: writes the file */
+};
+
+struct engine {
+    const char *name; /* the raw file's `engine`: "signal" or "perf" */
+    int (*check)(const char **why);
+    int (*start)(const struct engine_config *cfg);
+    int (*thread_start)(struct reg_slot *s);
+    void (*thread_stop)(struct reg_slot *s);
+    void (*stop)(void);
+    void (*after_fork_child)(void);
+};
+
+extern const struct engine engine_signal;
+/* Defined by engine_perf.c; a weak reference, so that until it exists `perf` is
+ * reported unavailable and `auto` means the signal engine. */
+extern const struct engine engine_perf __attribute__((weak));
+
+/* Picks the engine for `want` ("auto", "perf", "signal"; NULL = auto). Returns NULL
+ * when the wanted engine cannot run; *why says why (also when auto fell back). */
+const struct engine *engine_choose(const char *want, const char **why);
+#endif

@@ -1,0 +1,339 @@
+/* engine_signal.c — the signal engine: a sampler thread of the runtime's own wakes on
+ * absolute, jittered deadlines, reads every registered thread's CPU clock, sends one
+ * signal (tgkill) to each thread that ran since its previous sample, and takes a
+ * waiting sample, without any signal, for each thread that did not. The handler walks
+ * its own stack into the thread's single-producer single-consumer ring, which the
+ * sampler drains into the sink.
+ *
+ * Signal handlers: sig_handler() and what it calls — registry_self(), unwind_fp(),
+ * clock_gettime, atomics. No lock, no allocation, errno preserved.
+ * Inside malloc: nothing. */
+#include "engine.h"
+#include "images.h"
+#include "interpose.h"
+#include "rtmem.h"
+#include "sink.h"
+#include "unwind.h"
+#include "waitstack.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define SIG_RING 4               /* samples buffered per thread between two ticks */
+#define SIG_JITTER_PCT 30        /* deadlines jittered uniformly by +-30% */
+#define SIG_IMAGES_EVERY 128     /* ticks between two image refreshes */
+#define SIG_FINAL_WAIT_NS 20000000ull /* how long stop() waits for signals in flight */
+
+struct sig_entry {
+    uint64_t t_ns;
+    uint64_t cpu_ns;
+    uint8_t state;
+    uint8_t stop;
+    uint16_t n;
+    uint64_t frames[UNWIND_MAX_DEPTH];
+};
+
+/* One per registry slot. Rules: the handler (producer) writes e[head % SIG_RING] and
+ * then publishes head; the sampler (consumer) reads up to head and publishes tail.
+ * `pending` is set by the sampler before it signals the thread and cleared by the
+ * handler after it read sig_cpu/sig_state; while it is set the thread is not signalled
+ * again (the kernel would merge the signals anyway). */
+struct sig_ring {
+    _Atomic uint32_t head;
+    _Atomic uint32_t tail;
+    _Atomic uint32_t pending;     /* a signal is on its way */
+    _Atomic uint32_t dropped;     /* samples lost to a full ring, not yet counted */
+    uint64_t sig_cpu;             /* CPU ns the coming sample accounts for */
+    uint8_t sig_state;            /* enum sink_state of the coming sample */
+    struct sig_entry e[SIG_RING];
+};
+
+static struct sig_ring *sig_rings;     /* REGISTRY_SLOTS, mapped once, never unmapped */
+static struct engine_config sig_cfg;
+static _Atomic int sig_running;        /* the handler records only while set */
+static _Atomic int sig_stopping;       /* asks the sampler thread to finish */
+static int sig_pid;                    /* this process, for the handler's origin check */
+static pthread_t sig_thread;
+static uint64_t sig_rng;               /* xorshift64 state for the jitter */
+static uint64_t sig_idle_ns;           /* below this much CPU in a tick, ask /proc */
+
+static uint64_t sig_now(clockid_t c)
+{
+    struct timespec ts;
+    if (clock_gettime(c, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ============================ the handler ============================ */
+
+static void sig_regs(const ucontext_t *uc, uint64_t *pc, uint64_t *fp, uint64_t *sp)
+{
+#if defined(__x86_64__)
+    *pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    *fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+    *sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+#else /* untested platforms: the PC alone is not known here either; record nothing */
+    (void)uc;
+    *pc = *fp = *sp = 0;
+#endif
+}
+
+static void sig_handler(int sig, siginfo_t *si, void *ucv)
+{
+    (void)sig;
+    if (si->si_code != SI_TKILL || si->si_pid != sig_pid)
+        return; /* not from our sampler */
+    int saved_errno = errno;
+    struct reg_slot *s = registry_self();
+    if (s && atomic_load_explicit(&sig_running, memory_order_acquire)) {
+        struct sig_ring *r = &sig_rings[registry_slot_index(s)];
+        uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+        uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if (h - t >= SIG_RING) {
+            atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+        } else {
+            struct sig_entry *e = &r->e[h % SIG_RING];
+            uint64_t pc, fp, sp;
+            sig_regs((const ucontext_t *)ucv, &pc, &fp, &sp);
+            enum unwind_stop stop = UNWIND_CUT_RANGE;
+            uint64_t lo = sp > s->stack_lo ? sp : s->stack_lo;
+            e->n = pc ? (uint16_t)unwind_fp(pc, fp, lo, s->stack_hi, 0, e->frames,
+                                            UNWIND_MAX_DEPTH, &stop)
+                      : 0;
+            e->stop = (uint8_t)stop;
+            e->t_ns = sig_now(CLOCK_MONOTONIC);
+            e->cpu_ns = r->sig_cpu;
+            e->state = r->sig_state;
+            atomic_store_explicit(&r->head, h + 1, memory_order_release);
+        }
+        atomic_store_explicit(&r->pending, 0, memory_order_release);
+    }
+    errno = saved_errno;
+}
+
+/* ============================ the sampler ============================ */
+
+static void sig_drain(struct reg_slot *s, struct sig_ring *r)
+{
+    uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+    for (; t != h; t++) {
+        const struct sig_entry *e = &r->e[t % SIG_RING];
+        struct sink_sample smp = {
+            .slot = s, .t_ns = e->t_ns, .cpu_ns = e->cpu_ns, .state = e->state,
+            .stop = e->stop, .nframes = e->n, .frames = e->frames,
+        };
+        sink_add(&smp);
+    }
+    atomic_store_explicit(&r->tail, t, memory_order_release);
+    uint32_t d = atomic_exchange_explicit(&r->dropped, 0, memory_order_relaxed);
+    if (d)
+        sink_drop(d);
+}
+
+static void sig_send(struct reg_slot *s, struct sig_ring *r, uint64_t cpu_ns, int state)
+{
+    r->sig_cpu = cpu_ns;
+    r->sig_state = (uint8_t)state;
+    atomic_store_explicit(&r->pending, 1, memory_order_release);
+    if (syscall(SYS_tgkill, sig_pid, s->tid, sig_cfg.signo) != 0)
+        atomic_store(&r->pending, 0);
+}
+
+/* One tick: drain, release finished slots, signal threads that ran, take waiting
+ * samples of the others. The registry stays locked, so nobody unregisters between the
+ * generation check and the tgkill. */
+static void sig_tick(uint64_t now)
+{
+    registry_lock();
+    struct reg_slot *slots = registry_slots();
+    for (size_t i = 0; slots && i < REGISTRY_SLOTS; i++) {
+        struct reg_slot *s = &slots[i];
+        uint32_t st = atomic_load(&s->state);
+        if (st == REG_FREE)
+            continue;
+        struct sig_ring *r = &sig_rings[i];
+        sig_drain(s, r);
+        if (st == REG_DRAINING) {
+            atomic_store(&r->pending, 0);
+            registry_release(s);
+            continue;
+        }
+        uint64_t cpu = sig_now(s->cpu_clock);
+        if (cpu == 0)
+            continue; /* the thread is gone without unregistering */
+        uint64_t delta = cpu > s->cpu_last_ns ? cpu - s->cpu_last_ns : 0;
+        int moved = cpu != s->cpu_seen_ns;
+        s->cpu_seen_ns = cpu;
+        if (atomic_load_explicit(&r->pending, memory_order_acquire)) {
+            /* The last signal waits (blocked during a sleep, or the thread is not
+             * scheduled); it will still give the sample of the tick it was sent for.
+             * Meanwhile a thread that did not run since the last tick is sampled as
+             * waiting; its CPU time is counted by its next on-CPU sample. */
+            if (!moved)
+                waitstack_sample(s, now, 0);
+            continue;
+        }
+        /* A thread that ran little (or only to take our last signal) is asked about
+         * first: if it is blocked in a call now, it is waiting and is not signalled. */
+        if (delta < sig_idle_ns && waitstack_sample(s, now, delta) != 0) {
+            s->cpu_last_ns = cpu;
+            continue;
+        }
+        waitstack_episode_end(s);
+        sig_send(s, r, delta, delta ? SINK_ON_CPU : SINK_WAITING);
+        s->cpu_last_ns = cpu;
+    }
+    registry_unlock();
+}
+
+static uint64_t sig_next_period(void)
+{
+    uint64_t period = 1000000000ull / sig_cfg.hz;
+    sig_rng ^= sig_rng << 13;
+    sig_rng ^= sig_rng >> 7;
+    sig_rng ^= sig_rng << 17;
+    /* uniform in [period * 0.7, period * 1.3] */
+    uint64_t span = period * 2 * SIG_JITTER_PCT / 100;
+    return period - span / 2 + (span ? sig_rng % (span + 1) : 0);
+}
+
+/* After the last tick: wait (bounded) for handlers of signals already sent. */
+static void sig_final_drain(void)
+{
+    uint64_t deadline = sig_now(CLOCK_MONOTONIC) + SIG_FINAL_WAIT_NS;
+    for (;;) {
+        int busy = 0;
+        registry_lock();
+        struct reg_slot *slots = registry_slots();
+        for (size_t i = 0; slots && i < REGISTRY_SLOTS; i++) {
+            if (atomic_load(&slots[i].state) == REG_FREE)
+                continue;
+            sig_drain(&slots[i], &sig_rings[i]);
+            busy |= atomic_load(&sig_rings[i].pending) && atomic_load(&slots[i].state) == REG_ACTIVE;
+        }
+        registry_unlock();
+        if (!busy || sig_now(CLOCK_MONOTONIC) > deadline)
+            break;
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+    atomic_store_explicit(&sig_running, 0, memory_order_release);
+}
+
+static void *sig_main(void *arg)
+{
+    (void)arg;
+    uint64_t next = sig_now(CLOCK_MONOTONIC);
+    unsigned ticks = 0;
+    while (!atomic_load(&sig_stopping)) {
+        next += sig_next_period();
+        uint64_t now = sig_now(CLOCK_MONOTONIC);
+        if (next + 1000000000ull / sig_cfg.hz < now)
+            next = now; /* fell behind (suspended, overloaded): no burst of ticks */
+        struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+        sig_tick(next);
+        if (++ticks % SIG_IMAGES_EVERY == 0)
+            images_refresh();
+    }
+    sig_final_drain();
+    images_refresh();
+    if (sig_cfg.on_stopped)
+        sig_cfg.on_stopped();
+    return NULL;
+}
+
+/* ============================ the interface ============================ */
+
+static int sig_check(const char **why)
+{
+#if defined(__x86_64__)
+    *why = NULL;
+    return 0;
+#else
+    *why = "the signal engine's stack walk is only implemented for x86_64";
+    return -ENOTSUP;
+#endif
+}
+
+static int sig_start(const struct engine_config *cfg)
+{
+    if (!sig_rings && !(sig_rings = rtmem_alloc(sizeof(struct sig_ring) * REGISTRY_SLOTS)))
+        return -ENOMEM;
+    memset(sig_rings, 0, sizeof(struct sig_ring) * REGISTRY_SLOTS);
+    sig_cfg = *cfg;
+    sig_pid = (int)syscall(SYS_getpid);
+    sig_rng = cfg->start_mono_ns | 1;
+    sig_idle_ns = 1000000000ull / cfg->hz / 4;
+    atomic_store(&sig_stopping, 0);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = sig_handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(cfg->signo, &sa, NULL) != 0)
+        return -errno;
+    atomic_store_explicit(&sig_running, 1, memory_order_release);
+
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setstacksize(&at, 256 * 1024);
+    int r = REAL(pthread_create)(&sig_thread, &at, sig_main, NULL);
+    pthread_attr_destroy(&at);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (r != 0) {
+        atomic_store(&sig_running, 0);
+        return -r;
+    }
+    pthread_setname_np(sig_thread, "kestrel-sampler");
+    return 0;
+}
+
+static void sig_stop(void)
+{
+    atomic_store(&sig_stopping, 1);
+    pthread_join(sig_thread, NULL);
+}
+
+static int sig_thread_start(struct reg_slot *s)
+{
+    struct sig_ring *r = &sig_rings[registry_slot_index(s)];
+    atomic_store(&r->pending, 0);
+    return 0;
+}
+
+static void sig_thread_stop(struct reg_slot *s)
+{
+    (void)s; /* the sampler drains the ring before it frees the slot */
+}
+
+static void sig_after_fork_child(void)
+{
+    atomic_store(&sig_running, 0);
+    if (sig_rings)
+        memset(sig_rings, 0, sizeof(struct sig_ring) * REGISTRY_SLOTS);
+}
+
+const struct engine engine_signal = {
+    .name = "signal",
+    .check = sig_check,
+    .start = sig_start,
+    .thread_start = sig_thread_start,
+    .thread_stop = sig_thread_stop,
+    .stop = sig_stop,
+    .after_fork_child = sig_after_fork_child,
+};

@@ -1,0 +1,393 @@
+/* profile.c — the CPU profiling session (profile.h) and the public API of
+ * include/kestrel.h for it.
+ *
+ * Signal handlers: profile_active(), profile_signal(). Inside malloc: nothing.
+ *
+ * A session runs from prof_start() to prof_stop(), both under prof_mu. The engine's
+ * thread writes the file at the end of stop (prof_on_stopped). An environment session
+ * (KESTREL_PROFILE) starts in this library's constructor and is written when the
+ * process image ends: at exit to the path (with %p = pid), before exec to
+ * "<path>.exec<N>" (N = the image's exec generation, 0 for the first), and a fork child
+ * starts a session of its own, at "<path>.<pid>" when the path has no %p, so that no
+ * two processes write one file. A session started with kestrel_profile_start() is
+ * written by kestrel_profile_stop() and discarded if the process ends first. */
+#include "profile.h"
+#include "images.h"
+#include "kestrel.h"
+#include "lifecycle.h"
+#include "rawjson.h"
+#include "registry.h"
+#include "sink.h"
+#include "interpose.h"
+#include "threads.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROF_HZ_DEFAULT 997
+#define PROF_HZ_MIN 10
+#define PROF_HZ_MAX 10000
+#define PROF_PATH_MAX 4096
+
+static pthread_mutex_t prof_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int prof_on;                 /* a session samples */
+static _Atomic int prof_signo;              /* its engine's signal, 0 for none */
+static const struct engine *prof_engine_v;  /* its engine */
+static struct {
+    int from_env;                /* started by KESTREL_PROFILE */
+    unsigned hz, requested_hz;
+    const char *fallback;        /* why auto did not pick perf */
+    uint64_t start_mono, start_real;
+    const char *write_path;      /* where on_stopped writes; NULL discards */
+    int write_result;            /* rawjson_write's result */
+} prof;
+
+/* The environment's settings, read once at start (getenv is not safe later on). */
+static struct {
+    int set;
+    char tmpl[PROF_PATH_MAX];
+    unsigned hz, requested_hz;
+    int signo;
+    char engine[16];
+} prof_env;
+
+static int prof_client_registered;
+
+int profile_active(void)
+{
+    return atomic_load_explicit(&prof_on, memory_order_acquire);
+}
+
+int profile_signal(void)
+{
+    return atomic_load_explicit(&prof_signo, memory_order_relaxed);
+}
+
+const struct engine *profile_engine(void)
+{
+    return prof_engine_v;
+}
+
+static uint64_t prof_clock(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ============================== the session ============================== */
+
+/* Engine thread, after its final drain. */
+static void prof_on_stopped(void)
+{
+    registry_lock();
+    struct reg_slot *slots = registry_slots();
+    for (size_t i = 0; slots && i < REGISTRY_SLOTS; i++) /* names of threads still alive */
+        if (atomic_load(&slots[i].state) == REG_ACTIVE)
+            registry_read_name(registry_thread(slots[i].thread_index));
+    registry_unlock();
+    if (!prof.write_path) {
+        prof.write_result = 0;
+        return;
+    }
+    struct rawjson_meta m = {
+        .engine = prof_engine_v->name,
+        .engine_fallback = prof.fallback,
+        .rate_hz = prof.hz,
+        .requested_hz = prof.requested_hz,
+        .pid = lifecycle_pid(),
+        .start_unix_ns = prof.start_real,
+        .end_unix_ns = prof_clock(CLOCK_REALTIME),
+    };
+    prof.write_result = rawjson_write(prof.write_path, &m);
+}
+
+/* Registers the calling thread as the session's first. */
+static void prof_register_caller(uint64_t lo, uint64_t hi)
+{
+    int is_main = syscall(SYS_gettid) == lifecycle_pid();
+    if (!hi && threads_bounds_from_maps(&lo, &hi) != 0)
+        return;
+    threads_register(is_main ? 0 : (int64_t)syscall(SYS_gettid), is_main ? "main" : "thread",
+                     lo, hi);
+}
+
+/* With prof_mu held. */
+static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_want, int signo,
+                      int from_env, uint64_t lo, uint64_t hi)
+{
+    const char *why = NULL;
+    const struct engine *e = engine_choose(engine_want, &why);
+    if (!e) {
+        if (from_env)
+            fprintf(stderr, "kestrel: KESTREL_PROFILE_ENGINE=%s: %s; CPU profiling is off\n",
+                    engine_want ? engine_want : "auto", why ? why : "unavailable");
+        return -ENOTSUP;
+    }
+    int r = threads_init();
+    if (r == 0)
+        r = registry_open();
+    prof.start_mono = prof_clock(CLOCK_MONOTONIC);
+    prof.start_real = prof_clock(CLOCK_REALTIME);
+    if (r == 0)
+        r = sink_open(prof.start_mono);
+    if (r != 0)
+        return r;
+    images_refresh();
+    prof.from_env = from_env;
+    prof.hz = hz;
+    prof.requested_hz = requested_hz;
+    prof.fallback = e != &engine_perf ? why : NULL;
+    prof.write_path = NULL;
+    prof_engine_v = e;
+    struct engine_config cfg = {
+        .hz = hz, .signo = signo, .start_mono_ns = prof.start_mono,
+        .on_stopped = prof_on_stopped,
+    };
+    r = e->start(&cfg);
+    if (r != 0) {
+        sink_close();
+        registry_close();
+        return r;
+    }
+    atomic_store(&prof_signo, strcmp(e->name, "signal") == 0 ? signo : 0);
+    atomic_store_explicit(&prof_on, 1, memory_order_release);
+    prof_register_caller(lo, hi);
+    return 0;
+}
+
+/* With prof_mu held. Stops the engine, which writes `path` (NULL: nothing). */
+static int prof_stop(const char *path)
+{
+    if (!profile_active())
+        return -ESRCH;
+    prof.write_path = path;
+    atomic_store_explicit(&prof_on, 0, memory_order_release);
+    prof_engine_v->stop();
+    atomic_store(&prof_signo, 0);
+    registry_close();
+    sink_close();
+    return prof.write_result;
+}
+
+/* ========================= the environment session ========================= */
+
+/* The environment's path for this process image; `suffix` is appended. */
+static int prof_env_path(char *out, size_t size, const char *suffix, int child_of_fork)
+{
+    size_t o = 0;
+    int had_pid = 0;
+    for (const char *p = prof_env.tmpl; *p && o + 24 < size; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            o += (size_t)snprintf(out + o, size - o, "%d", lifecycle_pid());
+            p++;
+            had_pid = 1;
+        } else {
+            out[o++] = *p;
+        }
+    }
+    out[o] = 0;
+    if (child_of_fork && !had_pid)
+        snprintf(out + o, size - o, ".%d", lifecycle_pid());
+    o = strlen(out);
+    if (suffix && (size_t)snprintf(out + o, size - o, "%s", suffix) >= size - o)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+static int prof_fork_child; /* this image began as a fork child of a profiled process */
+
+static void prof_flush(enum lifecycle_event ev)
+{
+    pthread_mutex_lock(&prof_mu);
+    if (profile_active()) {
+        char path[PROF_PATH_MAX + 64], suffix[32] = "";
+        if (ev == LIFECYCLE_EXEC)
+            snprintf(suffix, sizeof(suffix), ".exec%u", lifecycle_image_generation());
+        if (prof.from_env && prof_env_path(path, sizeof(path), suffix, prof_fork_child) == 0)
+            prof_stop(path);
+        else
+            prof_stop(NULL); /* an API session nobody stopped, or no usable path */
+    }
+    pthread_mutex_unlock(&prof_mu);
+}
+
+static void prof_after_fork_child(void)
+{
+    int restart = profile_active() && prof.from_env;
+    uint64_t lo = 0, hi = 0;
+    struct reg_slot *self = registry_self();
+    if (self) { /* the forking thread keeps its stack */
+        lo = self->stack_lo;
+        hi = self->stack_hi;
+    }
+    if (prof_engine_v && prof_engine_v->after_fork_child)
+        prof_engine_v->after_fork_child();
+    registry_forget_after_fork();
+    sink_forget_after_fork();
+    images_reset();
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    prof_mu = fresh;
+    atomic_store(&prof_on, 0);
+    atomic_store(&prof_signo, 0);
+    if (restart) {
+        prof_fork_child = 1;
+        prof_start(prof.hz, prof.requested_hz, prof_env.engine, prof_env.signo, 1, lo, hi);
+    }
+}
+
+static const struct lifecycle_client prof_client = {
+    .name = "cpu",
+    .flush = prof_flush,
+    .after_fork_child = prof_after_fork_child,
+};
+
+static void prof_register_client(void)
+{
+    if (!prof_client_registered && lifecycle_register(&prof_client) == 0)
+        prof_client_registered = 1;
+}
+
+/* KESTREL_PROFILE_HZ: clamped to 10..10000; anything else than a number is one line
+ * on stderr and the default. */
+static void prof_read_hz(void)
+{
+    const char *v = getenv("KESTREL_PROFILE_HZ");
+    prof_env.hz = prof_env.requested_hz = PROF_HZ_DEFAULT;
+    if (!v)
+        return;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end || errno) {
+        fprintf(stderr, "kestrel: KESTREL_PROFILE_HZ=%s: not a number; using %d\n", v,
+                PROF_HZ_DEFAULT);
+        return;
+    }
+    prof_env.requested_hz = n < 0 ? 0 : n > 1000000000 ? 1000000000u : (unsigned)n;
+    prof_env.hz = n < PROF_HZ_MIN ? PROF_HZ_MIN : n > PROF_HZ_MAX ? PROF_HZ_MAX : (unsigned)n;
+}
+
+static int prof_read_signal(void)
+{
+    const char *v = getenv("KESTREL_PROFILE_SIGNAL");
+    if (!v)
+        return SIGPROF;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end || n <= 0 || n >= NSIG || n == SIGKILL || n == SIGSTOP) {
+        fprintf(stderr, "kestrel: KESTREL_PROFILE_SIGNAL=%s: not a signal number; using %d\n",
+                v, SIGPROF);
+        return SIGPROF;
+    }
+    return (int)n;
+}
+
+__attribute__((constructor)) static void prof_init(void)
+{
+    const char *path = getenv("KESTREL_PROFILE");
+    if (!path || !*path)
+        return; /* inactive: no thread, no handler, no allocation */
+    if (strlen(path) >= sizeof(prof_env.tmpl)) {
+        fprintf(stderr, "kestrel: KESTREL_PROFILE: path too long; CPU profiling is off\n");
+        return;
+    }
+    strcpy(prof_env.tmpl, path);
+    prof_read_hz();
+    prof_env.signo = prof_read_signal();
+    const char *eng = getenv("KESTREL_PROFILE_ENGINE");
+    snprintf(prof_env.engine, sizeof(prof_env.engine), "%s", eng && *eng ? eng : "auto");
+    prof_env.set = 1;
+    pthread_mutex_lock(&prof_mu);
+    prof_register_client();
+    prof_start(prof_env.hz, prof_env.requested_hz, prof_env.engine, prof_env.signo, 1, 0, 0);
+    pthread_mutex_unlock(&prof_mu);
+}
+
+/* ============================== public API ============================== */
+
+KESTREL_API int kestrel_profile_start(unsigned hz)
+{
+    if (hz == 0)
+        hz = PROF_HZ_DEFAULT;
+    if (hz < PROF_HZ_MIN || hz > PROF_HZ_MAX)
+        return -EINVAL;
+    pthread_mutex_lock(&prof_mu);
+    int r = -EBUSY;
+    if (!profile_active()) {
+        const char *eng = getenv("KESTREL_PROFILE_ENGINE");
+        prof_register_client();
+        r = prof_start(hz, hz, eng && *eng ? eng : "auto", prof_read_signal(), 0, 0, 0);
+    }
+    pthread_mutex_unlock(&prof_mu);
+    return r;
+}
+
+KESTREL_API int kestrel_profile_stop(const char *path)
+{
+    if (!path || !*path)
+        return -EINVAL;
+    pthread_mutex_lock(&prof_mu);
+    int r = !profile_active() ? -ESRCH : prof.from_env ? -EBUSY : prof_stop(path);
+    pthread_mutex_unlock(&prof_mu);
+    return r;
+}
+
+KESTREL_API int kestrel_profile_is_running(void)
+{
+    return profile_active();
+}
+
+KESTREL_API int kestrel_thread_register(int64_t fiber_id, const char *label)
+{
+    if (!profile_active())
+        return 0;
+    uint64_t lo, hi;
+    int r = threads_bounds_from_maps(&lo, &hi);
+    return r ? r : threads_register(fiber_id, label ? label : "thread", lo, hi);
+}
+
+KESTREL_API int kestrel_thread_unregister(void)
+{
+    if (!profile_active())
+        return 0;
+    return threads_unregister();
+}
+
+/* ======================= the main thread's outermost frame ======================= */
+
+/* main() is called through prof_main, whose frame becomes the top of the main
+ * thread's stack for the walker: glibc's code above it keeps no frame pointer, so a
+ * walk that went on would read garbage and count as cut short. */
+typedef int (*prof_main_fn)(int, char **, char **);
+int __libc_start_main(prof_main_fn main, int argc, char **argv, void (*init)(void),
+                      void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
+
+static prof_main_fn prof_real_main;
+
+static int prof_main(int argc, char **argv, char **envp)
+{
+    struct reg_slot *s = registry_self();
+    uint64_t top = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+    if (s && top > s->stack_lo && top < s->stack_hi)
+        s->stack_hi = top;
+    int r = prof_real_main(argc, argv, envp);
+    __asm__ volatile("" ::: "memory"); /* keeps this frame: no tail call */
+    return r;
+}
+
+KESTREL_INTERPOSE int __libc_start_main(prof_main_fn main, int argc, char **argv,
+                                        void (*init)(void), void (*fini)(void),
+                                        void (*rtld_fini)(void), void *stack_end)
+{
+    prof_real_main = main;
+    return REAL(__libc_start_main)(prof_main, argc, argv, init, fini, rtld_fini, stack_end);
+}

@@ -1,0 +1,301 @@
+/* rawjson.c — the raw CPU profile writer (rawjson.h).
+ *
+ * Signal handlers: nothing. Inside malloc: nothing. */
+#include "rawjson.h"
+#include "images.h"
+#include "registry.h"
+#include "rtmem.h"
+#include "sink.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RJ_BUF (256u * 1024)
+
+struct rj {
+    int fd;
+    int err;       /* first -errno seen */
+    char *buf;
+    size_t len;
+};
+
+static void rj_flush(struct rj *w)
+{
+    size_t off = 0;
+    while (off < w->len && !w->err) {
+        ssize_t n = write(w->fd, w->buf + off, w->len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            w->err = n < 0 ? -errno : -EIO;
+        else
+            off += (size_t)n;
+    }
+    w->len = 0;
+}
+
+static void rj_put(struct rj *w, const char *s, size_t n)
+{
+    if (w->len + n > RJ_BUF)
+        rj_flush(w);
+    if (n > RJ_BUF) { /* never happens for our pieces; keeps the buffer bounded */
+        w->err = w->err ? w->err : -E2BIG;
+        return;
+    }
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+}
+
+static void rj_s(struct rj *w, const char *s)
+{
+    rj_put(w, s, strlen(s));
+}
+
+static void rj_u(struct rj *w, uint64_t v)
+{
+    char tmp[24];
+    int i = sizeof(tmp);
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    rj_put(w, tmp + i, sizeof(tmp) - (size_t)i);
+}
+
+static void rj_i(struct rj *w, int64_t v)
+{
+    if (v < 0) {
+        rj_s(w, "-");
+        rj_u(w, (uint64_t)0 - (uint64_t)v);
+    } else {
+        rj_u(w, (uint64_t)v);
+    }
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t rj_utf8_len(const unsigned char *s, size_t n)
+{
+    size_t len = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+    if (len == 0 || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return len;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped; bytes that are
+ * not UTF-8 become U+FFFD so that every reader accepts the file. */
+static void rj_str(struct rj *w, const char *str)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)str;
+    size_t n = strlen(str);
+    rj_s(w, "\"");
+    for (size_t i = 0; i < n;) {
+        unsigned char c = s[i];
+        if (c == '"' || c == '\\') {
+            char e[2] = {'\\', (char)c};
+            rj_put(w, e, 2);
+            i++;
+        } else if (c < 0x20) {
+            char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            rj_put(w, e, 6);
+            i++;
+        } else if (c < 0x80) {
+            rj_put(w, (const char *)&s[i], 1);
+            i++;
+        } else {
+            size_t l = rj_utf8_len(&s[i], n - i);
+            if (l) {
+                rj_put(w, (const char *)&s[i], l);
+                i += l;
+            } else {
+                rj_s(w, "\\ufffd");
+                i++;
+            }
+        }
+    }
+    rj_s(w, "\"");
+}
+
+static void rj_key(struct rj *w, const char *k)
+{
+    rj_str(w, k);
+    rj_s(w, ":");
+}
+
+/* ============================ the document ============================ */
+
+static void rj_images(struct rj *w)
+{
+    rj_s(w, "\"images\":[");
+    size_t n = images_count();
+    for (size_t i = 0; i < n; i++) {
+        const struct image *im = images_get(i);
+        char bid[2 * IMAGE_BUILD_ID_MAX + 1];
+        images_build_id_hex(im, bid, sizeof(bid));
+        rj_s(w, i ? ",\n{" : "\n{");
+        rj_key(w, "path"), rj_str(w, im->path);
+        rj_s(w, ",\"base\":"), rj_u(w, im->base);
+        rj_s(w, ",\"slide\":"), rj_u(w, im->slide);
+        rj_s(w, ",\"text\":"), rj_u(w, im->text);
+        rj_s(w, ",\"text_size\":"), rj_u(w, im->text_size);
+        rj_s(w, ",\"arch\":"), rj_str(w, im->arch);
+        if (im->build_id_len)
+            rj_s(w, ",\"build_id\":"), rj_str(w, bid);
+        if (im->unloaded)
+            rj_s(w, ",\"unloaded\":true");
+        rj_s(w, "}");
+    }
+    rj_s(w, "],\n");
+}
+
+static void rj_threads(struct rj *w)
+{
+    rj_s(w, "\"threads\":[");
+    size_t n = registry_thread_count();
+    for (size_t i = 0; i < n; i++) {
+        struct reg_thread *t = registry_thread(i);
+        rj_s(w, i ? ",\n{\"fiber\":" : "\n{\"fiber\":");
+        rj_i(w, t->fiber);
+        rj_s(w, ",\"label\":"), rj_str(w, t->label);
+        if (t->tid) {
+            rj_s(w, ",\"tid\":"), rj_i(w, t->tid);
+            rj_s(w, ",\"name\":"), rj_str(w, t->name);
+        }
+        rj_s(w, "}");
+    }
+    rj_s(w, "],\n");
+}
+
+static void rj_stacks(struct rj *w)
+{
+    rj_s(w, "\"stacks\":[");
+    size_t n = sink_stack_count();
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        const uint64_t *f = sink_stack(i, &len);
+        rj_s(w, i ? ",\n[" : "\n[");
+        for (size_t k = 0; k < len; k++) {
+            if (k)
+                rj_s(w, ",");
+            rj_u(w, f[k]);
+        }
+        rj_s(w, "]");
+    }
+    rj_s(w, "],\n");
+}
+
+static void rj_samples(struct rj *w)
+{
+    rj_s(w, "\"samples\":[");
+    size_t n = sink_row_count();
+    const struct sink_row *r = sink_rows();
+    for (size_t i = 0; i < n; i++) {
+        rj_s(w, i ? ",\n[" : "\n[");
+        rj_u(w, r[i].t_rel_ns), rj_s(w, ",");
+        rj_u(w, r[i].thread), rj_s(w, ",");
+        rj_i(w, r[i].stack), rj_s(w, ",");
+        rj_u(w, r[i].state), rj_s(w, ",");
+        rj_u(w, r[i].cpu_ns), rj_s(w, "]");
+    }
+    rj_s(w, "],\n");
+}
+
+static void rj_pair(struct rj *w, const char *k, uint64_t used, uint64_t limit, int last)
+{
+    rj_key(w, k);
+    rj_s(w, "["), rj_u(w, used), rj_s(w, ","), rj_u(w, limit), rj_s(w, last ? "]" : "],");
+}
+
+static void rj_counts(struct rj *w)
+{
+    static const char *stop_names[UNWIND_STOPS] = {
+        "end", "top", "misaligned", "not_increasing", "below_stack", "frame_too_large",
+        "depth_limit", "not_walked"};
+    const struct sink_counts *c = sink_counts();
+    rj_s(w, "\"tables\":{");
+    rj_pair(w, "stacks", c->stacks, SINK_STACKS_MAX, 0);
+    rj_pair(w, "stack_words", c->words, SINK_WORDS_MAX, 0);
+    rj_pair(w, "samples", c->samples, SINK_SAMPLES_MAX, 0);
+    rj_pair(w, "threads", registry_thread_count(), REGISTRY_THREADS_MAX, 0);
+    rj_pair(w, "images", images_count(), IMAGES_MAX, 1);
+    rj_s(w, "},\n\"past_limits\":{\"other_stacks_samples\":"), rj_u(w, c->other_stack_samples);
+    rj_s(w, ",\"samples\":"), rj_u(w, c->samples_past_limit);
+    rj_s(w, ",\"samples_cpu_ns\":"), rj_u(w, c->past_limit_cpu_ns);
+    rj_s(w, ",\"threads\":"), rj_u(w, registry_threads_past_limit());
+    rj_s(w, ",\"images\":"), rj_u(w, images_past_limit());
+    rj_s(w, "},\n\"other_stack\":"), rj_i(w, sink_other_stack());
+    rj_s(w, ",\n\"walks_cut_short\":"), rj_u(w, c->cut_short);
+    rj_s(w, ",\n\"walk_stops\":{");
+    for (int i = 0; i < UNWIND_STOPS; i++) {
+        if (i)
+            rj_s(w, ",");
+        rj_key(w, stop_names[i]);
+        rj_u(w, c->stops[i]);
+    }
+    rj_s(w, "},\n");
+}
+
+static void rj_document(struct rj *w, const struct rawjson_meta *m)
+{
+    char exe[IMAGE_PATH_MAX] = "";
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = 0;
+    rj_s(w, "{\"version\":1,\"pid\":"), rj_i(w, m->pid);
+    rj_s(w, ",\"exe\":"), rj_str(w, exe);
+    rj_s(w, ",\"rate_hz\":"), rj_u(w, m->rate_hz);
+    rj_s(w, ",\"requested_hz\":"), rj_u(w, m->requested_hz);
+    rj_s(w, ",\"engine\":"), rj_str(w, m->engine);
+    if (m->engine_fallback)
+        rj_s(w, ",\"engine_fallback\":"), rj_str(w, m->engine_fallback);
+    rj_s(w, ",\"platform\":");
+#if defined(__x86_64__)
+    rj_str(w, "linux-x86_64");
+#elif defined(__aarch64__)
+    rj_str(w, "linux-aarch64");
+#else
+    rj_str(w, "linux-unknown");
+#endif
+    rj_s(w, ",\n\"start_unix_ns\":"), rj_u(w, m->start_unix_ns);
+    rj_s(w, ",\"end_unix_ns\":"), rj_u(w, m->end_unix_ns);
+    rj_s(w, ",\n");
+    rj_images(w);
+    rj_threads(w);
+    rj_stacks(w);
+    rj_samples(w);
+    rj_counts(w);
+    rj_s(w, "\"dropped\":"), rj_u(w, sink_counts()->dropped);
+    rj_s(w, "}\n");
+}
+
+int rawjson_write(const char *path, const struct rawjson_meta *m)
+{
+    char tmp[4200];
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, m->pid) >= sizeof(tmp))
+        return -ENAMETOOLONG;
+    struct rj w = {.fd = -1};
+    w.buf = rtmem_alloc(RJ_BUF);
+    if (!w.buf)
+        return -ENOMEM;
+    w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (w.fd < 0) {
+        int e = -errno;
+        rtmem_free(w.buf, RJ_BUF);
+        return e;
+    }
+    rj_document(&w, m);
+    rj_flush(&w);
+    if (close(w.fd) != 0 && !w.err)
+        w.err = -errno;
+    rtmem_free(w.buf, RJ_BUF);
+    if (!w.err && rename(tmp, path) != 0)
+        w.err = -errno;
+    if (w.err)
+        unlink(tmp);
+    return w.err;
+}

@@ -1,0 +1,260 @@
+/* registry.c — the thread registry (registry.h).
+ *
+ * Signal handlers: nothing here (registry_self() is inline in the header).
+ * Inside malloc: nothing. */
+#include "registry.h"
+#include "rtmem.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+__thread struct reg_slot *registry_self_slot __attribute__((tls_model("initial-exec")));
+__thread uint32_t registry_self_gen __attribute__((tls_model("initial-exec")));
+
+/* Rules: reg_slots and reg_threads are NULL while closed. reg_nthreads only grows
+ * within a session and never past REGISTRY_THREADS_MAX; the last record is shared by
+ * every registration past the limit. */
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct reg_slot *reg_slots;        /* REGISTRY_SLOTS */
+static struct reg_thread *reg_threads;    /* REGISTRY_THREADS_MAX */
+static _Atomic size_t reg_nthreads;       /* records handed out */
+static uint64_t reg_past_limit;           /* see registry_threads_past_limit() */
+static size_t reg_hint;                   /* where the search for a free slot starts */
+static int reg_open;                      /* a session is using the registry */
+
+#define REG_SLOTS_BYTES (sizeof(struct reg_slot) * REGISTRY_SLOTS)
+#define REG_THREADS_BYTES (sizeof(struct reg_thread) * REGISTRY_THREADS_MAX)
+
+/* Register and unregister run with every signal blocked: a handler must never find
+ * its own thread inside the critical section. */
+static void reg_enter(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, old);
+    pthread_mutex_lock(&reg_mu);
+}
+
+static void reg_leave(const sigset_t *old)
+{
+    pthread_mutex_unlock(&reg_mu);
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/* Every slot back to FREE with a new generation, so that no thread's TLS names a
+ * registration any more. The slot array itself stays mapped for the life of the
+ * process: a late signal handler may still read it. */
+static void reg_invalidate_all(void)
+{
+    for (size_t i = 0; reg_slots && i < REGISTRY_SLOTS; i++) {
+        atomic_fetch_add(&reg_slots[i].gen, 1);
+        atomic_store(&reg_slots[i].state, REG_FREE);
+    }
+}
+
+int registry_open(void)
+{
+    sigset_t old;
+    reg_enter(&old);
+    int r = 0;
+    if (!reg_slots)
+        reg_slots = rtmem_alloc(REG_SLOTS_BYTES);
+    if (!reg_threads)
+        reg_threads = rtmem_alloc(REG_THREADS_BYTES);
+    if (!reg_slots || !reg_threads)
+        r = -ENOMEM;
+    reg_invalidate_all();
+    atomic_store(&reg_nthreads, 0);
+    reg_past_limit = 0;
+    reg_hint = 0;
+    reg_open = r == 0;
+    reg_leave(&old);
+    return r;
+}
+
+void registry_close(void)
+{
+    sigset_t old;
+    reg_enter(&old);
+    reg_invalidate_all();
+    reg_open = 0;
+    rtmem_free(reg_threads, REG_THREADS_BYTES);
+    reg_threads = NULL;
+    atomic_store(&reg_nthreads, 0);
+    reg_leave(&old);
+}
+
+static void reg_copy(char *dst, size_t size, const char *src)
+{
+    size_t n = src ? strnlen(src, size - 1) : 0;
+    memcpy(dst, src ? src : "", n);
+    dst[n] = 0;
+}
+
+static void reg_self_name(struct reg_thread *t)
+{
+    char name[REGISTRY_NAME_MAX + 1] = "";
+    prctl(PR_GET_NAME, name);
+    reg_copy(t->name, sizeof(t->name), name);
+}
+
+/* Unregisters with the mutex held: the slot drains, the record keeps the name. */
+static int reg_unregister_locked(void)
+{
+    struct reg_slot *s = registry_self_slot;
+    if (!reg_open || !s || atomic_load(&s->gen) != registry_self_gen ||
+        atomic_load(&s->state) != REG_ACTIVE)
+        return -ENOENT;
+    if (s->thread_index < REGISTRY_THREADS_MAX - 1)
+        reg_self_name(&reg_threads[s->thread_index]);
+    atomic_fetch_add(&s->gen, 1);
+    atomic_store(&s->state, REG_DRAINING);
+    registry_self_slot = NULL;
+    return 0;
+}
+
+struct reg_slot *registry_register(int64_t fiber, const char *label, uint64_t lo, uint64_t hi)
+{
+    sigset_t old;
+    reg_enter(&old);
+    struct reg_slot *s = NULL;
+    if (!reg_open)
+        goto out;
+    reg_unregister_locked();
+    for (size_t k = 0; k < REGISTRY_SLOTS; k++) {
+        struct reg_slot *c = &reg_slots[(reg_hint + k) % REGISTRY_SLOTS];
+        if (atomic_load(&c->state) == REG_FREE) {
+            s = c;
+            reg_hint = (reg_hint + k + 1) % REGISTRY_SLOTS;
+            break;
+        }
+    }
+    if (!s) {
+        reg_past_limit++;
+        goto out;
+    }
+    size_t ti = atomic_load(&reg_nthreads);
+    if (ti >= REGISTRY_THREADS_MAX - 1) {
+        ti = REGISTRY_THREADS_MAX - 1;
+        reg_past_limit++;
+        struct reg_thread *o = &reg_threads[ti];
+        o->fiber = -1;
+        reg_copy(o->label, sizeof(o->label), "(other threads)");
+    } else {
+        struct reg_thread *t = &reg_threads[ti];
+        memset(t, 0, sizeof(*t));
+        t->fiber = fiber;
+        t->tid = (pid_t)syscall(SYS_gettid);
+        reg_copy(t->label, sizeof(t->label), label);
+        reg_self_name(t);
+        atomic_store(&reg_nthreads, ti + 1);
+    }
+    s->tid = (pid_t)syscall(SYS_gettid);
+    s->thread_index = (uint32_t)ti;
+    s->stack_lo = lo;
+    s->stack_hi = hi;
+    s->cpu_clock = (clockid_t)((~(unsigned)s->tid << 3) | 6); /* per-thread, sched clock */
+    struct timespec ts;
+    s->cpu_last_ns = clock_gettime(s->cpu_clock, &ts) == 0
+                         ? (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec
+                         : 0;
+    s->cpu_seen_ns = s->cpu_last_ns;
+    s->wait_stack = -1;
+    memset(s->wait_key, 0, sizeof(s->wait_key));
+    uint32_t gen = atomic_fetch_add(&s->gen, 1) + 1;
+    atomic_store(&s->state, REG_ACTIVE);
+    registry_self_slot = s;
+    registry_self_gen = gen;
+out:
+    reg_leave(&old);
+    return s;
+}
+
+int registry_unregister(void)
+{
+    sigset_t old;
+    reg_enter(&old);
+    int r = reg_unregister_locked();
+    reg_leave(&old);
+    return r;
+}
+
+void registry_release(struct reg_slot *s)
+{
+    if (atomic_load(&s->state) == REG_DRAINING)
+        atomic_store(&s->state, REG_FREE);
+}
+
+void registry_lock(void)
+{
+    pthread_mutex_lock(&reg_mu);
+}
+
+void registry_unlock(void)
+{
+    pthread_mutex_unlock(&reg_mu);
+}
+
+struct reg_slot *registry_slots(void)
+{
+    return reg_slots;
+}
+
+size_t registry_slot_index(const struct reg_slot *s)
+{
+    return (size_t)(s - reg_slots);
+}
+
+size_t registry_thread_count(void)
+{
+    size_t n = atomic_load(&reg_nthreads);
+    return reg_past_limit && n == REGISTRY_THREADS_MAX - 1 ? REGISTRY_THREADS_MAX : n;
+}
+
+struct reg_thread *registry_thread(size_t i)
+{
+    return reg_threads && i < REGISTRY_THREADS_MAX ? &reg_threads[i] : NULL;
+}
+
+uint64_t registry_threads_past_limit(void)
+{
+    return reg_past_limit;
+}
+
+void registry_read_name(struct reg_thread *t)
+{
+    if (!t->tid)
+        return;
+    char path[64], buf[REGISTRY_NAME_MAX + 2];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)t->tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    if (buf[n - 1] == '\n')
+        buf[n - 1] = 0;
+    reg_copy(t->name, sizeof(t->name), buf);
+}
+
+void registry_forget_after_fork(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    reg_mu = fresh;
+    reg_invalidate_all();
+    reg_open = 0;
+    rtmem_free(reg_threads, REG_THREADS_BYTES);
+    reg_threads = NULL;
+    registry_self_slot = NULL;
+    atomic_store(&reg_nthreads, 0);
+}

@@ -1,0 +1,59 @@
+/* unwind.c — the validated frame-pointer walk (unwind.h).
+ *
+ * Signal handlers: unwind_fp(), which reads only memory it checked against [lo, hi)
+ * and calls nothing. Inside malloc: everything (nothing here allocates). */
+#include "unwind.h"
+
+size_t unwind_fp(uint64_t pc, uint64_t fp, uint64_t lo, uint64_t hi, intptr_t bias,
+                 uint64_t *out, size_t max, enum unwind_stop *stop)
+{
+    size_t n = 0;
+    if (max == 0) {
+        *stop = UNWIND_CUT_DEPTH;
+        return 0;
+    }
+    out[n++] = pc;
+    uint64_t prev = lo; /* the first frame pointer may sit at lo itself */
+    int first = 1;
+    for (;;) {
+        if (fp == 0) {
+            *stop = UNWIND_END_ZERO;
+            break;
+        }
+        if (fp & 7) {
+            *stop = UNWIND_CUT_ALIGN;
+            break;
+        }
+        if (fp < lo) {
+            *stop = UNWIND_CUT_RANGE;
+            break;
+        }
+        if (first ? fp < prev : fp <= prev) {
+            *stop = UNWIND_CUT_ORDER;
+            break;
+        }
+        if (fp >= hi || hi - fp < 16) {
+            *stop = UNWIND_END_TOP;
+            break;
+        }
+        if (!first && fp - prev > UNWIND_MAX_FRAME) {
+            *stop = UNWIND_CUT_FRAME;
+            break;
+        }
+        const uint64_t *rec = (const uint64_t *)(uintptr_t)(fp + (uint64_t)bias);
+        uint64_t ret = rec[1], next = rec[0];
+        if (ret == 0) {
+            *stop = UNWIND_END_ZERO;
+            break;
+        }
+        if (n == max) {
+            *stop = UNWIND_CUT_DEPTH;
+            break;
+        }
+        out[n++] = ret;
+        prev = fp;
+        fp = next;
+        first = 0;
+    }
+    return n;
+}

@@ -1,0 +1,140 @@
+"""Shared helpers of the CPU runtime's process tests: run a program with
+libkestrel.so preloaded, read and check the raw JSON it leaves, look symbols up."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.path.join(ROOT, "build")
+LIB = os.path.join(BUILD, "lib", "libkestrel.so")
+PROGS = os.path.join(BUILD, "tests", "runtime")
+ENGINE = os.environ.get("KESTREL_PROFILE_ENGINE", "")  # "" = auto
+
+
+class Checker:
+    """CHECK as in tests/check.h: records failures, keeps going."""
+
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def check(self, cond, what):
+        self.n += 1
+        if not cond:
+            self.failed += 1
+            print("check failed: " + what, file=sys.stderr)
+        return cond
+
+    def exit(self):
+        print("%d checks, %d failed" % (self.n, self.failed), file=sys.stderr)
+        sys.exit(1 if self.failed else 0)
+
+
+def prog(name):
+    return os.path.join(PROGS, name)
+
+
+def profiled_env(path, hz=None, extra=None):
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = LIB
+    env["KESTREL_PROFILE"] = path
+    if hz is not None:
+        env["KESTREL_PROFILE_HZ"] = str(hz)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run(argv, env, timeout=300, **kw):
+    return subprocess.run(argv, env=env, timeout=timeout, capture_output=True, text=True, **kw)
+
+
+def tmpdir():
+    return tempfile.mkdtemp(prefix="kestrel-rt-")
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def expected_engine():
+    return ENGINE if ENGINE in ("perf", "signal") else None
+
+
+def validate(d, c, where=""):
+    """FORMATS.md §1 and the optional fields the runtime writes (docs/raw-format.md)."""
+    w = where + ": " if where else ""
+    for k, t in (("version", int), ("pid", int), ("exe", str), ("rate_hz", int),
+                 ("platform", str), ("start_unix_ns", int), ("end_unix_ns", int),
+                 ("images", list), ("threads", list), ("stacks", list), ("samples", list),
+                 ("dropped", int), ("engine", str), ("requested_hz", int),
+                 ("tables", dict), ("past_limits", dict), ("walks_cut_short", int)):
+        c.check(isinstance(d.get(k), t), w + "field %s is %s" % (k, t.__name__))
+    c.check(d.get("version") == 1, w + "version 1")
+    c.check(d.get("platform") == "linux-x86_64", w + "platform")
+    c.check(d.get("end_unix_ns", 0) >= d.get("start_unix_ns", 1), w + "end >= start")
+    if expected_engine():
+        c.check(d.get("engine") == expected_engine(), w + "engine %s" % d.get("engine"))
+    else:
+        c.check(d.get("engine") in ("signal", "perf"), w + "engine")
+    for im in d.get("images", []):
+        for k in ("path", "base", "slide", "text", "text_size", "arch"):
+            c.check(k in im, w + "image field " + k)
+    for t in d.get("threads", []):
+        c.check(isinstance(t.get("fiber"), int) and isinstance(t.get("label"), str),
+                w + "thread fiber/label")
+    nst, nth = len(d.get("stacks", [])), len(d.get("threads", []))
+    wall = d.get("end_unix_ns", 0) - d.get("start_unix_ns", 0)
+    bad = 0
+    for s in d.get("samples", []):
+        ok = (len(s) == 5 and 0 <= s[1] < nth and 0 <= s[2] < nst and s[3] in (0, 1)
+              and 0 <= s[0] <= wall + 10**9 and s[4] >= 0)
+        bad += not ok
+    c.check(bad == 0, w + "%d malformed sample rows" % bad)
+    for k in ("stacks", "stack_words", "samples", "threads", "images"):
+        v = d.get("tables", {}).get(k)
+        c.check(isinstance(v, list) and len(v) == 2 and 0 <= v[0] <= v[1],
+                w + "tables.%s = %r" % (k, v))
+
+
+def image_of(d, addr):
+    for im in d["images"]:
+        if im["text"] <= addr < im["text"] + im["text_size"]:
+            return im
+    return None
+
+
+def symbols(path):
+    """{name: (start, end)} of the function symbols of an ELF file (nm)."""
+    out = subprocess.run(["nm", "-S", "--defined-only", path], capture_output=True,
+                         text=True).stdout
+    syms = {}
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) == 4 and p[2] in "tT":
+            a, n = int(p[0], 16), int(p[1], 16)
+            syms[p[3]] = (a, a + n)
+    return syms
+
+
+def name_of(d, syms_by_path, addr):
+    """The function of an address, for images whose symbols we loaded."""
+    im = image_of(d, addr)
+    if not im or im["path"] not in syms_by_path:
+        return None
+    off = addr - im["slide"]
+    for n, (a, b) in syms_by_path[im["path"]].items():
+        if a <= off < b:
+            return n
+    return None
+
+
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if "Build ID:" in line:
+            return line.split("Build ID:")[1].strip()
+    return None
