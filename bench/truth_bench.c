@@ -17,7 +17,7 @@
 #include "analysis/truth.h"
 #include "truth_peers.h"
 
-#define NPROF 4
+#define NPROF 5
 
 struct entry {
     const struct truth_profiler *prof;
@@ -234,7 +234,7 @@ int main(int argc, char **argv)
             calib.r2, calib.fit ? "fit" : "UNFIT", calib.reason);
 
     const struct truth_profiler *profs[NPROF] = {&truth_kestrel, &peer_perf_fp, &peer_perf_dwarf,
-                                                 &peer_gperftools};
+                                                 &peer_gperftools, &peer_gperftools_pt};
     char dir[] = "/tmp/kestrel-truth-XXXXXX";
     if (!mkdtemp(dir)) return 1;
     struct truth_opts o;

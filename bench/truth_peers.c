@@ -214,14 +214,16 @@ static struct profile *run_gperf(const struct truth_profiler *self, char *const 
                                  const char *dir, struct truth_child *child, char *why,
                                  size_t why_size)
 {
-    (void)self;
     static unsigned seq;
     char prof[512], e_pre[600], e_prof[600], e_freq[64];
     snprintf(prof, sizeof prof, "%s/gperf-%d-%u.prof", dir, (int)getpid(), seq++);
     snprintf(e_pre, sizeof e_pre, "LD_PRELOAD=%s", PEER_LIBPROFILER);
     snprintf(e_prof, sizeof e_prof, "CPUPROFILE=%s", prof);
     snprintf(e_freq, sizeof e_freq, "CPUPROFILE_FREQUENCY=%u", hz);
-    char *env[] = {e_pre, e_prof, e_freq, NULL};
+    /* Per-thread timers fire on each registered thread's own CPU time; a thread that
+     * never calls ProfilerRegisterThread (none of ours do) gets no timer. */
+    char *env[] = {e_pre, e_prof, e_freq, self->ctx ? "CPUPROFILE_PER_THREAD_TIMERS=1" : NULL,
+                   NULL};
     if (truth_spawn(argv, env, child, why, why_size) < 0) {
         unlink(prof);
         return NULL;
@@ -239,3 +241,5 @@ static struct profile *run_gperf(const struct truth_profiler *self, char *const 
 const struct truth_profiler peer_perf_fp = {"perf -g", run_perf, 1, 0, 1, NULL};
 const struct truth_profiler peer_perf_dwarf = {"perf dwarf", run_perf, 1, 0, 1, (void *)1};
 const struct truth_profiler peer_gperftools = {"gperftools", run_gperf, 0, 0, 0, NULL};
+const struct truth_profiler peer_gperftools_pt = {
+    "gperftools per-thread", run_gperf, 0, 0, 0, (void *)1};

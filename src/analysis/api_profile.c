@@ -26,6 +26,8 @@ struct kestrel_analysis {
  * into programs (and the CLI) that do not carry the runtime. */
 extern int kestrel_profile_stop(const char *path) __attribute__((weak));
 
+extern const struct writer writer_folded;
+
 void kestrel_analysis_free(kestrel_analysis *a)
 {
     if (!a) return;
@@ -64,7 +66,13 @@ kestrel_analysis *kestrel_analysis_load(const char *path, char *why, size_t why_
         snprintf(why, why_size, "out of memory");
         return NULL;
     }
-    if (!(a->p = read_profile(path, why, why_size))) {
+    char rwhy[256] = "";
+    if (!(a->p = read_profile(path, rwhy, sizeof rwhy))) {
+        /* The readers name the file in some messages, not in all. */
+        if (!strncmp(rwhy, path, strlen(path)))
+            snprintf(why, why_size, "%s", rwhy);
+        else
+            snprintf(why, why_size, "%s: %s", path, rwhy);
         free(a);
         return NULL;
     }
@@ -163,7 +171,9 @@ double kestrel_analysis_stderr_of(const kestrel_analysis *a, const char *name)
 
 char *kestrel_analysis_folded(const kestrel_analysis *a)
 {
-    const struct writer *w = writers_find("folded");
+    /* Named directly, not looked up in the writer table, so that a program linking
+     * this library statically pulls the folded writer in with it. */
+    const struct writer *w = &writer_folded;
     int type = profile_find_sample_type(a->p, "samples");
     const char *why = NULL;
     struct summary *all = summary_build(a->p, type >= 0 ? (size_t)type : a->p->default_type, &why);

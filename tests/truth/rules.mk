@@ -8,3 +8,14 @@ TEST_DEPS += $(TRUTH_UNITS)
 $(BUILD)/tests/truth/%: tests/truth/%.c $(LIBANALYSIS_SAN)
 	@mkdir -p $(@D)
 	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -o $@ $< $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
+
+# The peers' output readers live with the benchmark.
+$(BUILD)/tests/truth/test_peers: tests/truth/test_peers.c bench/truth_peers.c bench/truth_peers.h $(LIBANALYSIS_SAN)
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -Ibench -o $@ $< bench/truth_peers.c $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
+
+# The profile API on a real region: the runtime linked in, so no sanitizers (the
+# runtime's signal handler and the sanitizers' interceptors do not mix).
+$(BUILD)/tests/truth/test_profile_api: tests/truth/test_profile_api.c $(LIBKESTREL_A) $(LIBKESTREL_ANALYSIS)
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) -Itests -o $@ $< $(LIBKESTREL_ANALYSIS) $(LIBKESTREL_A) $(ANALYSIS_LIBS) $(RUNTIME_LIBS)
