@@ -400,6 +400,17 @@ int profile_check(const struct profile *p, char *why, size_t why_size)
         if (s->stack >= p->n_stacks) FAIL("sample %zu: stack out of range", i);
         if (s->state >= PROFILE_NSTATES) FAIL("sample %zu: unknown state %u", i, s->state);
     }
+    /* Every writer and the aggregation may add up any subset of a type's values: the
+     * sum of their magnitudes must fit, so no subset can overflow. */
+    for (size_t k = 0; k < p->n_sample_types; k++) {
+        uint64_t sum = 0;
+        for (size_t i = 0; i < p->n_samples; i++) {
+            int64_t v = profile_values(p, i)[k];
+            uint64_t mag = v < 0 ? -(uint64_t)v : (uint64_t)v;
+            if (__builtin_add_overflow(sum, mag, &sum) || sum > INT64_MAX)
+                FAIL("%s values add up past 64 bits", p->sample_types[k].type);
+        }
+    }
     return 0;
 #undef FAIL
 }

@@ -173,7 +173,9 @@ static inline int64_t *profile_values(const struct profile *p, size_t sample)
 /* The sample type named `type` ("inuse_space", "cpu"...); -1 when absent. */
 int profile_find_sample_type(const struct profile *p, const char *type);
 
-/* Checks the invariants above (every index in range, no NULL name, depth bounded).
+/* Checks the invariants above (every index in range, no NULL name, depth bounded,
+ * each sample type's values add up within 64 bits, so no sum of any of them can
+ * overflow).
  * Readers call it before handing a profile out; tests call it too. Returns 0 when
  * sound, else -1 with a one-line reason in why. */
 int profile_check(const struct profile *p, char *why, size_t why_size);

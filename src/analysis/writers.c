@@ -94,9 +94,8 @@ static int write_temp_then_rename(const char *path, int (*fn)(void *, FILE *), v
 int atomic_write(const char *path, int (*fn)(void *ctx, FILE *out), void *ctx)
 {
     int rc = !strcmp(path, "-") ? write_stdout(fn, ctx) : write_temp_then_rename(path, fn, ctx);
-    if (rc)
-        fprintf(stderr, "kestrel: %s: %s\n", strcmp(path, "-") ? path : "stdout",
-                rc == -EINVAL ? "the profile cannot be written in this format" : strerror(-rc));
+    if (rc && rc != -EINVAL)
+        fprintf(stderr, "kestrel: %s: %s\n", strcmp(path, "-") ? path : "stdout", strerror(-rc));
     return rc;
 }
 

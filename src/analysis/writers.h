@@ -35,8 +35,10 @@ const struct writer *writers_find(const char *format);
  * directory, renamed over path only when the writer and every flush and close
  * succeeded; on any failure the temporary file is removed, so path is either the
  * complete new output or untouched. path "-" writes to stdout (buffered in memory
- * first, so a failed writer prints nothing). Returns 0, or a negative errno;
- * on failure prints `kestrel: <path>: <why>` to stderr. */
+ * first, so a failed writer prints nothing). Returns 0, or a negative errno; prints
+ * `kestrel: <path>: <why>` to stderr on failure, except for -EINVAL (the format
+ * cannot hold this profile, e.g. a heap profile as a V8 CPU profile), which the
+ * caller reports or skips as it sees fit. */
 int writer_write_file(const struct writer *w, const struct profile *p, const struct summary *s,
                       const char *path);
 

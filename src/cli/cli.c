@@ -1,6 +1,7 @@
 /* The analysis pipeline as the commands use it (cli.h). */
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,9 @@ int cli_export_all(const struct profile *p, const struct summary *s, const char 
         char *path = malloc(len);
         if (!path) return failed + (int)(n - i);
         snprintf(path, len, "%s%s", stem, w[i]->suffix);
-        if (writer_write_file(w[i], p, s, path)) failed++;
+        /* A format that cannot hold this kind of profile is skipped, not an error. */
+        int rc = writer_write_file(w[i], p, s, path);
+        if (rc && rc != -EINVAL) failed++;
         free(path);
     }
     return failed;

@@ -1,4 +1,5 @@
 /* kestrel export: one export format of a raw CPU profile or a pprof file. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,7 +63,11 @@ int cmd_export(int argc, char **argv)
     struct profile *p;
     struct summary *s;
     if (cli_load(argv[optind], &o, &p, &s)) return 1;
-    int rc = writer_write_file(w, p, s, out) ? 1 : 0;
+    int rc = writer_write_file(w, p, s, out);
+    if (rc == -EINVAL)
+        fprintf(stderr, "kestrel: %s: a %s file cannot hold this %s profile\n", argv[optind],
+                format, p->kind == PROFILE_HEAP ? "heap" : "CPU");
+    rc = rc ? 1 : 0;
     summary_free(s);
     profile_free(p);
     return rc;

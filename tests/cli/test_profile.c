@@ -1,6 +1,7 @@
 /* The profile model: interning, the image rules, the invariant check, and atomic
  * output (a failed writer leaves no file behind). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -48,6 +49,16 @@ static void test_interning(void)
     p->samples[5].stack = 0;
     p->stacks[1].frames[1] = 99999;
     CHECK(profile_check(p, why, sizeof why) == -1 && strstr(why, "frame"));
+    p->stacks[1].frames[1] = 0;
+    CHECK(profile_check(p, why, sizeof why) == 0);
+    /* Values whose magnitudes add up past 64 bits: a sum of some of them could
+     * overflow in any writer. */
+    profile_values(p, 0)[0] = INT64_MAX - 50;
+    CHECK(profile_check(p, why, sizeof why) == -1 && strstr(why, "64 bits"));
+    profile_values(p, 0)[0] = INT64_MAX - 99;
+    CHECK(profile_check(p, why, sizeof why) == 0); /* 99 other samples of 1: fits */
+    profile_values(p, 0)[0] = INT64_MIN;
+    CHECK(profile_check(p, why, sizeof why) == -1);
     profile_free(p);
 }
 

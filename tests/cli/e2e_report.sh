@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The terminal report as a user sees it, through build/bin/kestrel and kestrel-san:
+# the numbers of a profile with known shares, colour on a terminal (red/bold >= 5%,
+# yellow >= 0.5%), plain under NO_COLOR and when piped, the low-confidence flag, the
+# insignificance mark, and --help / usage errors of every command.
+set -u
+cd "$(dirname "$0")/../.."
+fail=0
+t=$(mktemp -d /tmp/kestrel-e2e-report-XXXXXX)
+trap 'rm -rf "$t"' EXIT
+check() { # check DESCRIPTION COMMAND...
+  local what=$1; shift
+  if "$@"; then :; else echo "FAIL: $what"; fail=1; fi
+}
+
+# 1000 samples: 900 in 0x1000, 30 in 0x2000 (3%), 2 in 0x3000 (0.2%), 68 in 0x4000
+# (6.8%) called from 0x1001; 100 of the 900 waiting. Achieved 990 Hz of
+# 997 requested, 2 s wall, 4 walks cut short, 7 dropped.
+python3 - "$t/known.json" <<'PY'
+import json, sys
+samples = []
+def add(n, stack, state=0):
+    for _ in range(n):
+        samples.append([len(samples) * 1000, 0, stack, state, 1000000])
+add(800, 0); add(100, 0, 1); add(30, 1); add(2, 2); add(68, 3)
+json.dump({"version": 1, "pid": 42, "exe": "/nonexistent/known", "rate_hz": 990,
+           "requested_hz": 997, "start_unix_ns": 1, "end_unix_ns": 2000000001,
+           "walks_cut_short": 4, "images": [],
+           "threads": [{"fiber": 0, "label": "main"}],
+           "stacks": [[0x1000], [0x2000], [0x3000], [0x4000, 0x1001]],
+           "samples": samples, "dropped": 7}, open(sys.argv[1], "w"))
+PY
+python3 - "$t/few.json" <<'PY'
+import json, sys
+json.dump({"version": 1, "pid": 1, "exe": "/x", "rate_hz": 997, "start_unix_ns": 0,
+           "end_unix_ns": 0, "images": [], "threads": [{"fiber": 0, "label": "main"}],
+           "stacks": [[0x10]], "samples": [[0, 0, 0, 0]] * 50, "dropped": 0},
+          open(sys.argv[1], "w"))
+PY
+
+for k in build/bin/kestrel build/bin/kestrel-san; do
+  out=$("$k" report "$t/known.json" 2>"$t/err"); rc=$?
+  check "$k report exits 0 ($rc)" test $rc -eq 0
+  check "$k report: no stderr" test ! -s "$t/err"
+  # Piped: no escape sequences at all.
+  check "$k report piped is plain" bash -c '! grep -q $'"'"'\033'"'"' <<<"$1"' _ "$out"
+  check "$k header" grep -q "1000 samples · 997 Hz requested, 990.0 Hz achieved · 1 thread" <<<"$out"
+  check "$k wall" grep -q "wall 2.00 s" <<<"$out"
+  check "$k CPU" grep -q "CPU 1.00 s" <<<"$out"
+  check "$k split" grep -q "running 90.0% ±0.9 · waiting 10.0% ±0.9" <<<"$out"
+  check "$k columns" grep -qE "SELF% +±SE +TOTAL% +SELF +TOTAL +FUNCTION +LOCATION" <<<"$out"
+  check "$k no calls column" bash -c '! grep -qi calls <<<"$1"' _ "$out"
+  # 0x1000: self 90.0% ± sqrt(.9*.1/1000) = 0.9, its bar 0.9 * 64 eighths = 7 cells + 2/8.
+  check "$k top row" grep -qE "^███████▎ +90\.0% +0\.9 +90\.0% +900 +900 +0x1000 " <<<"$out"
+  check "$k 6.8% row" grep -qE " 6\.8% +0\.8 +6\.8% +68 +68 +0x4000 " <<<"$out"
+  check "$k 0.2% row marked ~" grep -qE " 0\.2% +0\.1 +0\.2% +2 +2 +0x3000 .* ~$" <<<"$out"
+  check "$k 3% row not marked" grep -qE " 3\.0% +0\.5 +3\.0% +30 +30 +0x2000 +\?$" <<<"$out"
+  check "$k insignificance legend" grep -q "two standard errors" <<<"$out"
+  check "$k not low confidence" bash -c '! grep -q "low confidence" <<<"$1"' _ "$out"
+  check "$k cut short and dropped" grep -q "4 stacks cut short by the unwinder · 7 samples dropped" <<<"$out"
+
+  # On a terminal: colour by self share.
+  script -qec "$k report $t/known.json" /dev/null >"$t/tty" 2>&1
+  check "$k tty red/bold at 90%" grep -qa $'\033\[1;31m 90.0%' "$t/tty"
+  check "$k tty red/bold at 6.8%" grep -qa $'\033\[1;31m  6.8%' "$t/tty"
+  check "$k tty yellow at 3%" grep -qa $'\033\[33m  3.0%' "$t/tty"
+  check "$k tty plain at 0.2%" grep -qa $'  0.2%' "$t/tty"
+  check "$k tty 0.2% uncoloured" bash -c '! grep -qa $'"'"'\033\[[0-9;]*m  0.2%'"'"' "$1"' _ "$t/tty"
+  NO_COLOR=1 script -qec "$k report $t/known.json" /dev/null >"$t/nocolor" 2>&1
+  check "$k NO_COLOR on a tty is plain" bash -c '! grep -qa $'"'"'\033\['"'"' "$1"' _ "$t/nocolor"
+  check "$k NO_COLOR still reports" grep -qa "90.0%" "$t/nocolor"
+
+  out=$("$k" report "$t/few.json")
+  check "$k low confidence under 100 samples" grep -q "low confidence: only 50 samples" <<<"$out"
+
+  # --help on every command, usage errors with status 2.
+  for c in record run report export; do
+    "$k" "$c" --help >"$t/help" 2>&1; rc=$?
+    check "$k $c --help exits 0" test $rc -eq 0
+    check "$k $c --help prints usage" grep -q "usage: kestrel $c" "$t/help"
+  done
+  "$k" record --heap-interval=65536 -- true 2>"$t/err"; rc=$?
+  check "$k --heap-interval without --heap is a usage error" test $rc -eq 2
+  check "$k ... and says so" grep -q "needs --heap" "$t/err"
+  "$k" record -F abc -- true 2>"$t/err"; rc=$?
+  check "$k -F abc is a usage error" test $rc -eq 2
+  "$k" export "$t/known.json" 2>"$t/err"; rc=$?
+  check "$k export without --format" test $rc -eq 2
+  "$k" export --format nosuch "$t/known.json" 2>"$t/err"; rc=$?
+  check "$k export --format nosuch" test $rc -eq 2 -a -n "$(grep 'unknown format' "$t/err")"
+  "$k" report --sample-type nosuch "$t/known.json" 2>"$t/err"; rc=$?
+  check "$k unknown sample type" test $rc -eq 1 -a -n "$(grep 'no sample type "nosuch" (it has: samples cpu)' "$t/err")"
+  out=$("$k" report --sample-type cpu "$t/known.json")
+  check "$k --sample-type cpu" grep -qE "90\.0% +0\.9 +90\.0% +900\.0 ms" <<<"$out"
+  "$k" nosuch 2>"$t/err"; rc=$?
+  check "$k unknown command" test $rc -eq 2
+done
+exit $fail
