@@ -251,7 +251,7 @@ static int sort_tables(struct build *b)
         old_line[i] = s->functions[i].line;
         s->functions[i].line = (int32_t)i;
     }
-    qsort(s->functions, nf, sizeof *s->functions, cmp_function);
+    if (nf) qsort(s->functions, nf, sizeof *s->functions, cmp_function); /* NULL when empty */
     for (size_t i = 0; i < nf; i++) {
         uint32_t old = (uint32_t)s->functions[i].line;
         new_of_old[old] = (uint32_t)i;
@@ -329,7 +329,7 @@ struct summary *summary_build(const struct profile *p, size_t type, const char *
             finish_share(s, &t->share);
         }
         rc = rc ? rc : sort_tables(&b);
-        if (!rc) qsort(s->lines, s->n_lines, sizeof *s->lines, cmp_line);
+        if (!rc && s->n_lines) qsort(s->lines, s->n_lines, sizeof *s->lines, cmp_line);
     }
     free(b.stack_value);
     free(b.stack_n);
