@@ -14,6 +14,17 @@ char *export_thread_root(const struct profile *p, size_t thread)
     return s;
 }
 
+void export_put_int(FILE *out, int64_t v)
+{
+    char buf[24], *e = buf + sizeof buf, *s = e;
+    uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+    do
+        *--s = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0) *--s = '-';
+    fwrite_unlocked(s, 1, (size_t)(e - s), out);
+}
+
 static uint64_t mix(uint64_t k)
 {
     k ^= k >> 33;

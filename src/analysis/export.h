@@ -4,6 +4,7 @@
 #define KESTREL_EXPORT_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "analysis/profile.h"
 #include "analysis/summary.h"
@@ -24,6 +25,10 @@ static inline uint32_t export_function(const struct summary *s, uint32_t frame)
 {
     return s->function_of_frame[frame];
 }
+
+/* Writes v in decimal: the writers print millions of numbers, and fprintf's format
+ * parsing would dominate their time. */
+void export_put_int(FILE *out, int64_t v);
 
 /* An open-addressing map from nonzero 64-bit keys to 32-bit values. */
 struct export_map {

@@ -253,7 +253,10 @@ static int split(struct pprof *r, const uint8_t *buf, size_t len)
         if (pr.err) return fail(r, "malformed comment list");
     }
     /* duration is relative; end = start + duration. */
-    if (r->p->meta.end_unix_ns) r->p->meta.end_unix_ns += r->p->meta.start_unix_ns;
+    if (r->p->meta.end_unix_ns &&
+        __builtin_add_overflow(r->p->meta.end_unix_ns, r->p->meta.start_unix_ns,
+                               &r->p->meta.end_unix_ns))
+        return fail(r, "time and duration overflow 64 bits");
     return 0;
 }
 

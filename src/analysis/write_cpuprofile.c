@@ -46,8 +46,20 @@ static int64_t child(struct cpuprofile *c, uint32_t parent, uint32_t fn)
 /* Microseconds with nanosecond precision, so weights read back exactly. */
 static void put_us(FILE *out, int64_t ns)
 {
-    fprintf(out, "%" PRId64, ns / 1000);
-    if (ns % 1000) fprintf(out, ".%03" PRId64, ns % 1000);
+    export_put_int(out, ns / 1000);
+    if (ns % 1000) {
+        int64_t r = ns % 1000;
+        char frac[4] = {'.', (char)('0' + r / 100), (char)('0' + r / 10 % 10),
+                        (char)('0' + r % 10)};
+        fwrite_unlocked(frac, 1, 4, out);
+    }
+}
+
+static int sorted_by_time(const struct profile *p, const size_t *order, size_t n)
+{
+    for (size_t k = 1; k < n; k++)
+        if (p->samples[order[k]].time_ns < p->samples[order[k - 1]].time_ns) return 0;
+    return 1;
 }
 
 static int by_time(const void *a, const void *b, void *ctx)
@@ -114,7 +126,8 @@ static int write_cpuprofile(const struct profile *p, const struct summary *s, FI
     if (!order || !leaf || child(&c, 0, UINT32_MAX) < 0) goto out;
     for (size_t i = 0; i < p->n_samples; i++)
         if (export_value(s, i)) order[n_order++] = i;
-    qsort_r(order, n_order, sizeof *order, by_time, (void *)p);
+    if (!sorted_by_time(p, order, n_order))
+        qsort_r(order, n_order, sizeof *order, by_time, (void *)p);
 
     for (size_t k = 0; k < n_order; k++) {
         const struct profile_sample *sm = &p->samples[order[k]];
@@ -168,7 +181,7 @@ static int write_cpuprofile(const struct profile *p, const struct summary *s, FI
         fprintf(out, "%" PRIu32 ",", leaf[k] + 1);
     fprintf(out, "%" PRId64 "],\n\"timeDeltas\":[0", idle + 1);
     for (size_t k = 0; k < n_order; k++) {
-        putc(',', out);
+        putc_unlocked(',', out);
         put_us(out, export_value(s, order[k]) * c.ns_per_unit);
     }
     fputs("]}\n", out);

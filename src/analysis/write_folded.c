@@ -20,18 +20,11 @@ struct folded_line {
     int64_t value;
 };
 
-/* (root, stack) pairs with their summed values, before names are rendered. */
+/* A distinct (root, stack) with its summed value, before names are rendered. */
 struct folded_key {
     uint32_t root, stack;
     int64_t value;
 };
-
-static int cmp_key(const void *a, const void *b)
-{
-    const struct folded_key *x = a, *y = b;
-    if (x->root != y->root) return x->root < y->root ? -1 : 1;
-    return x->stack < y->stack ? -1 : x->stack > y->stack;
-}
 
 static int cmp_line(const void *a, const void *b)
 {
@@ -62,6 +55,7 @@ static int write_folded(const struct profile *p, const struct summary *s, FILE *
     uint32_t *root_of = calloc(p->n_threads + 1, sizeof *root_of);
     struct folded_key *keys = malloc((p->n_samples + 1) * sizeof *keys);
     struct folded_line *lines = NULL;
+    struct export_map seen = {0}; /* (root, stack) -> keys index */
     if (!names || !roots || !root_of || !keys) goto out;
     for (size_t f = 0; f < p->n_frames; f++)
         if (!(names[f] = escape_utf8_dup(p->frames[f].name, ";"))) goto out;
@@ -82,20 +76,19 @@ static int write_folded(const struct profile *p, const struct summary *s, FILE *
     for (size_t i = 0; i < p->n_samples; i++) {
         int64_t v = export_value(s, i);
         if (!v) continue;
-        keys[n_keys++] = (struct folded_key){root_of[p->samples[i].thread], p->samples[i].stack, v};
+        uint32_t root = root_of[p->samples[i].thread], stack = p->samples[i].stack;
+        int added;
+        uint32_t *slot = export_map_slot(&seen, ((uint64_t)root << 32 | stack) + 1, &added);
+        if (!slot) goto out;
+        if (added) *slot = (uint32_t)n_keys, keys[n_keys++] = (struct folded_key){root, stack, 0};
+        keys[*slot].value += v;
     }
-    qsort(keys, n_keys, sizeof *keys, cmp_key);
     lines = malloc((n_keys + 1) * sizeof *lines);
     if (!lines) goto out;
-    for (size_t i = 0; i < n_keys;) {
-        size_t j = i;
-        int64_t v = 0;
-        for (; j < n_keys && !cmp_key(&keys[i], &keys[j]); j++)
-            v += keys[j].value;
+    for (size_t i = 0; i < n_keys; i++) {
         char *text = render(p, names, roots[keys[i].root], keys[i].stack);
         if (!text) goto out;
-        lines[n_lines++] = (struct folded_line){text, v};
-        i = j;
+        lines[n_lines++] = (struct folded_line){text, keys[i].value};
     }
     /* Different stacks can print alike (one function at two addresses): merge them. */
     qsort(lines, n_lines, sizeof *lines, cmp_line);
@@ -104,11 +97,15 @@ static int write_folded(const struct profile *p, const struct summary *s, FILE *
         int64_t v = lines[i].value;
         for (; j < n_lines && !strcmp(lines[i].text, lines[j].text); j++)
             v += lines[j].value;
-        fprintf(out, "%s %" PRId64 "\n", lines[i].text, v);
+        fputs(lines[i].text, out);
+        putc_unlocked(' ', out);
+        export_put_int(out, v);
+        putc_unlocked('\n', out);
         i = j;
     }
     rc = ferror(out) ? -EIO : 0;
 out:
+    export_map_free(&seen);
     for (size_t i = 0; lines && i < n_lines; i++)
         free(lines[i].text);
     for (size_t f = 0; names && f < p->n_frames; f++)

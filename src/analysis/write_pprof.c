@@ -3,7 +3,9 @@
  *
  * Mapping of the model onto profile.proto:
  * - sample types, period type and period, default sample type as the profile has
- *   them (CPU: samples/count and cpu/nanoseconds; heap: its four types).
+ *   them (CPU: samples/count and cpu/nanoseconds; heap: its four types). A CPU
+ *   profile that counted samples without their CPU time gets cpu/nanoseconds as
+ *   count x period, the convention of Go's CPU profiles.
  * - a mapping per image (executable span, page-aligned; file offset; build id).
  * - a location per address: its run of frames from the innermost inlined call to the
  *   frame that is not inlined becomes the location's lines, innermost first, as
@@ -132,6 +134,8 @@ struct pprof {
     struct export_map locations; /* (innermost frame, outermost frame) -> location id */
     uint32_t n_functions, n_locations;
     uint8_t *image_symbolized; /* per image: 1 when any of its frames has a name */
+    int cpu_from_samples;      /* a CPU profile without cpu/nanoseconds: the samples type,
+                                  whose count times the period gives it; else -1 */
     int oom;
 };
 
@@ -249,33 +253,42 @@ fail:
     return -ENOMEM;
 }
 
-static void put_samples(struct pprof *w, const struct pprof_sample *v, size_t n)
+static int put_samples(struct pprof *w, const struct pprof_sample *v, size_t n)
 {
     static const char *const states[PROFILE_NSTATES] = {"running", "waiting"};
     const struct profile *p = w->p;
-    uint64_t ids[PROFILE_MAX_DEPTH], vals[PROFILE_MAX_SAMPLE_TYPES];
-    uint64_t thread_key = sid(w, "thread"), state_key = sid(w, "state");
+    uint64_t ids[PROFILE_MAX_DEPTH], vals[PROFILE_MAX_SAMPLE_TYPES + 1];
+    uint64_t thread_key = sid(w, "thread"), state_key = sid(w, "state"), state[PROFILE_NSTATES];
+    for (int k = 0; k < PROFILE_NSTATES; k++)
+        state[k] = sid(w, states[k]);
+    uint64_t *thread = malloc((p->n_threads + 1) * sizeof *thread);
+    if (!thread) return -ENOMEM;
+    for (size_t t = 0; t < p->n_threads; t++)
+        thread[t] = sid(w, p->threads[t].name ? p->threads[t].name : p->threads[t].label);
+    size_t nv = p->n_sample_types;
     for (size_t i = 0; i < n; i++) {
         size_t n_ids = stack_locations(w, v[i].stack, ids);
-        for (size_t t = 0; t < p->n_sample_types; t++)
+        for (size_t t = 0; t < nv; t++)
             vals[t] = (uint64_t)v[i].values[t];
-        const struct profile_thread *th = &p->threads[v[i].thread];
-        uint64_t thread = sid(w, th->name ? th->name : th->label);
+        if (w->cpu_from_samples >= 0)
+            vals[nv] = (uint64_t)(v[i].values[w->cpu_from_samples] * p->period);
         size_t m = pb_begin(&w->b, PROFILE_SAMPLE);
         pb_put_packed(&w->b, SAMPLE_LOCATION_ID, ids, n_ids);
-        pb_put_packed(&w->b, SAMPLE_VALUE, vals, p->n_sample_types);
+        pb_put_packed(&w->b, SAMPLE_VALUE, vals, nv + (w->cpu_from_samples >= 0));
         size_t lm = pb_begin(&w->b, SAMPLE_LABEL);
         pb_put_uint(&w->b, LABEL_KEY, thread_key);
-        pb_put_uint(&w->b, LABEL_STR, thread);
+        pb_put_uint(&w->b, LABEL_STR, thread[v[i].thread]);
         pb_end(&w->b, lm);
         if (p->kind == PROFILE_CPU) {
             lm = pb_begin(&w->b, SAMPLE_LABEL);
             pb_put_uint(&w->b, LABEL_KEY, state_key);
-            pb_put_uint(&w->b, LABEL_STR, sid(w, states[v[i].state]));
+            pb_put_uint(&w->b, LABEL_STR, state[v[i].state]);
             pb_end(&w->b, lm);
         }
         pb_end(&w->b, m);
     }
+    free(thread);
+    return 0;
 }
 
 static void put_mappings(struct pprof *w)
@@ -309,6 +322,7 @@ static void put_header(struct pprof *w)
     const struct profile *p = w->p;
     for (size_t t = 0; t < p->n_sample_types; t++)
         put_value_type(w, PROFILE_SAMPLE_TYPE, p->sample_types[t].type, p->sample_types[t].unit);
+    if (w->cpu_from_samples >= 0) put_value_type(w, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
     if (p->period_type.type)
         put_value_type(w, PROFILE_PERIOD_TYPE, p->period_type.type, p->period_type.unit);
     else if (p->kind == PROFILE_CPU)
@@ -359,8 +373,14 @@ static int write_pprof(const struct profile *p, const struct summary *s, FILE *o
     w.image_symbolized = calloc(p->n_images + 1, 1);
     if (!w.image_symbolized || sid(&w, "") != 0 || merge_samples(&w, &samples, &values, &n_samples))
         goto out;
+    int samples_type = profile_find_sample_type(p, "samples");
+    w.cpu_from_samples = p->kind == PROFILE_CPU && profile_find_sample_type(p, "cpu") < 0 &&
+                                 samples_type >= 0 && p->period > 0
+                             ? samples_type
+                             : -1;
     put_header(&w);
-    put_samples(&w, samples, n_samples);
+    if ((rc = put_samples(&w, samples, n_samples))) goto out;
+    rc = -ENOMEM;
     put_mappings(&w); /* after the samples: which images have names is known then */
     for (size_t i = 0; i < w.str.n; i++)
         pb_put_string(&w.b, PROFILE_STRING_TABLE, w.str.strs[i]);

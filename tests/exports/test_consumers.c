@@ -91,15 +91,16 @@ static uint32_t stack(struct profile *p, const uint32_t *frames, uint32_t depth)
 /* The raw-name index of each frame that carries a hostile name, -1 otherwise. */
 static int hostile_of_frame[64];
 
-static struct profile *build(enum profile_kind kind)
+/* A CPU profile counts samples and, with_cpu, their CPU time too. */
+static struct profile *build(enum profile_kind kind, int with_cpu)
 {
     struct profile *p = profile_new(kind);
     if (!p) abort();
     p->source = strdup("/tmp/<hostile> \"profile\".json");
     if (kind == PROFILE_CPU) {
         profile_add_sample_type(p, "samples", "count");
-        profile_add_sample_type(p, "cpu", "nanoseconds");
-        p->default_type = 1;
+        if (with_cpu) profile_add_sample_type(p, "cpu", "nanoseconds");
+        p->default_type = with_cpu ? 1 : 0;
         p->period = 1003009;
         p->meta.rate_hz = 997;
     } else {
@@ -291,9 +292,12 @@ static void expect_pprof(const struct profile *p, const char *name)
 {
     static const char *const states[] = {"running", "waiting"};
     json_t *types = json_array(), *samples = json_array();
+    /* A CPU profile without CPU times gets them as count x period (Go's convention). */
+    int derive = p->kind == PROFILE_CPU && profile_find_sample_type(p, "cpu") < 0;
     for (size_t t = 0; t < p->n_sample_types; t++)
         json_array_append_new(types,
                               json_pack("[s,s]", p->sample_types[t].type, p->sample_types[t].unit));
+    if (derive) json_array_append_new(types, json_pack("[s,s]", "cpu", "nanoseconds"));
     for (size_t i = 0; i < p->n_samples; i++) {
         const struct profile_stack *st = &p->stacks[p->samples[i].stack];
         json_t *frames = json_array(), *values = json_array();
@@ -309,6 +313,8 @@ static void expect_pprof(const struct profile *p, const char *name)
         }
         for (size_t t = 0; t < p->n_sample_types; t++)
             json_array_append_new(values, json_integer(profile_values(p, i)[t]));
+        if (derive)
+            json_array_append_new(values, json_integer(profile_values(p, i)[0] * p->period));
         const struct profile_thread *th = &p->threads[p->samples[i].thread];
         json_t *labels = json_pack("{s:s}", "thread", th->name ? th->name : th->label);
         if (p->kind == PROFILE_CPU)
@@ -453,15 +459,20 @@ static void check_summary_json(const struct profile *p, const struct summary *s,
 
 static void check_cpu(const char *node, const char *consumers)
 {
-    struct profile *p = build(PROFILE_CPU);
-    const char *why = NULL;
-    /* Once for CPU time (nanoseconds), once for sample counts. */
-    for (size_t type = 0; type < 2; type++) {
+    /* CPU time (nanoseconds), sample counts, and counts alone (no CPU times recorded). */
+    static const struct {
+        int with_cpu;
+        size_t type;
+    } cases[] = {{1, 1}, {1, 0}, {0, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct profile *p = build(PROFILE_CPU, cases[c].with_cpu);
+        size_t type = cases[c].type;
+        const char *why = NULL;
         struct summary *s = summary_build(p, type, &why);
         CHECKF(s != NULL, "summary_build: %s", why ? why : "?");
         if (!s) continue;
         char stem[32], exp_ss[64], exp_cp[64], exp_pp[64], cmd[4096];
-        snprintf(stem, sizeof stem, "cpu%zu", type);
+        snprintf(stem, sizeof stem, "cpu%zu", c);
         snprintf(exp_ss, sizeof exp_ss, "%s.expect-speedscope.json", stem);
         snprintf(exp_cp, sizeof exp_cp, "%s.expect-cpuprofile.json", stem);
         snprintf(exp_pp, sizeof exp_pp, "%s.expect-pprof.json", stem);
@@ -486,13 +497,13 @@ static void check_cpu(const char *node, const char *consumers)
         check_summary_json(p, s, js);
         free(ss), free(cp), free(fo), free(js), free(pp);
         summary_free(s);
+        profile_free(p);
     }
-    profile_free(p);
 }
 
 static void check_heap(const char *consumers)
 {
-    struct profile *p = build(PROFILE_HEAP);
+    struct profile *p = build(PROFILE_HEAP, 0);
     const char *why = NULL;
     struct summary *s = summary_build(p, p->default_type, &why);
     CHECKF(s != NULL, "summary_build: %s", why ? why : "?");

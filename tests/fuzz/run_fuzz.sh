@@ -9,7 +9,7 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p build/fuzz/artifacts
 args=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536
-      -artifact_prefix=build/fuzz/artifacts/"$(basename "$target")"- -print_final_stats=1)
+      -artifact_prefix=build/fuzz/artifacts/"$(basename "$target")"- -print_final_stats=1 -seed=1)
 [ -n "$dict" ] && args+=(-dict="$dict")
 n=$(find "$seeds" -type f | wc -l)
 [ "$n" -gt 0 ] || { echo "no seed inputs in $seeds" >&2; exit 1; }
