@@ -19,11 +19,20 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 enum { IMG_UNOPENED = 0, IMG_READY = 1, IMG_HEX = -1 };
 
+/* An address range of one compilation unit (for objects without .debug_aranges). */
+struct sym_cu_range {
+    Dwarf_Addr lo, hi; /* [lo, hi) in the object's own addresses */
+    Dwarf_Off cu;      /* the CU DIE's offset */
+};
+
 struct sym_image {
     int state;
     Dwfl *dwfl;
     Dwfl_Module *mod;
-    Dwfl_Callbacks cb; /* must outlive the session */
+    Dwfl_Callbacks cb;           /* must outlive the session */
+    struct sym_cu_range *ranges; /* built on the first address aranges do not cover */
+    size_t n_ranges;
+    int ranges_built;
 };
 
 /* Where each resolved (frame, leaf?) pair's new frames are in `out`. */
@@ -230,23 +239,79 @@ static int emit_hex(struct symbolizer *z, const struct profile_frame *old)
     return emit(z, &f);
 }
 
+static int cmp_range(const void *a, const void *b)
+{
+    const struct sym_cu_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Every CU's address ranges, sorted: clang writes no .debug_aranges by default, and
+ * without them libdw cannot map an address to its CU. */
+static void build_ranges(struct sym_image *si)
+{
+    size_t cap = 0;
+    si->ranges_built = 1;
+    Dwarf_Die *cu = NULL;
+    Dwarf_Addr bias;
+    while ((cu = dwfl_module_nextcu(si->mod, cu, &bias))) {
+        Dwarf_Addr base, lo, hi;
+        ptrdiff_t off = 0;
+        while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
+            if (si->n_ranges == cap) {
+                cap = cap ? cap * 2 : 64;
+                void *q = realloc(si->ranges, cap * sizeof *si->ranges);
+                if (!q) return;
+                si->ranges = q;
+            }
+            si->ranges[si->n_ranges++] = (struct sym_cu_range){lo, hi, dwarf_dieoffset(cu)};
+        }
+    }
+    qsort(si->ranges, si->n_ranges, sizeof *si->ranges, cmp_range);
+}
+
+/* The CU holding pc: through .debug_aranges, else through every CU's ranges. */
+static Dwarf_Die *cu_of(struct symbolizer *z, int image, Dwarf_Addr pc, Dwarf_Die *mem,
+                        Dwarf_Addr *bias)
+{
+    struct sym_image *si = &z->images[image];
+    Dwarf_Die *cu = dwfl_module_addrdie(si->mod, pc, bias);
+    if (cu) return cu;
+    Dwarf *dw = dwfl_module_getdwarf(si->mod, bias);
+    if (!dw) return NULL;
+    if (!si->ranges_built) build_ranges(si);
+    Dwarf_Addr a = pc - *bias;
+    size_t lo = 0, hi = si->n_ranges;
+    while (lo < hi) { /* the last range starting at or below a */
+        size_t mid = (lo + hi) / 2;
+        if (si->ranges[mid].lo <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Ranges of different CUs do not overlap, but look back a little in case. */
+    for (size_t i = lo; i-- > 0 && lo - i <= 8;)
+        if (a >= si->ranges[i].lo && a < si->ranges[i].hi)
+            return dwarf_offdie(dw, si->ranges[i].cu, mem);
+    return NULL;
+}
+
 /* The frames of one address: the innermost inlined call first, each with the line
  * it is at; each call site (DW_AT_call_file/line) is the line of the next frame. */
 static int resolve(struct symbolizer *z, const struct profile_frame *old, int leaf)
 {
-    const struct sym_image *si = &z->images[old->image];
+    struct sym_image *si = &z->images[old->image];
     Dwarf_Addr pc = leaf || !old->address ? old->address : old->address - 1;
     GElf_Sym sym;
     GElf_Off off;
     const char *symname = dwfl_module_addrinfo(si->mod, pc, &off, &sym, NULL, NULL, NULL);
     struct profile_frame f = {.image = old->image, .address = old->address, .symbolized = 1};
-    Dwfl_Line *line = dwfl_module_getsrc(si->mod, pc);
-    const char *file = line ? dwfl_lineinfo(line, NULL, &f.line, &f.column, NULL, NULL) : NULL;
-    f.file = (char *)file;
-    if (!file) f.line = f.column = 0;
-
     Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = dwfl_module_addrdie(si->mod, pc, &bias);
+    Dwarf_Die cu_mem, *cu = cu_of(z, old->image, pc, &cu_mem, &bias);
+    Dwarf_Line *line = cu ? dwarf_getsrc_die(cu, pc - bias) : NULL;
+    f.file = line ? (char *)dwarf_linesrc(line, NULL, NULL) : NULL;
+    if (!f.file || dwarf_lineno(line, &f.line) || dwarf_linecol(line, &f.column))
+        f.file = NULL, f.line = f.column = 0;
+
     Dwarf_Die *scopes = NULL;
     int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
     if (n > 0) {
@@ -274,8 +339,12 @@ static int resolve(struct symbolizer *z, const struct profile_frame *old, int le
         emitted++;
         if (tag == DW_TAG_subprogram) break;
         /* The caller is at this inlined call's site. */
-        int idx = die_udata(&scopes[i], DW_AT_call_file);
-        f.file = files && idx ? (char *)dwarf_filesrc(files, (size_t)idx, NULL, NULL) : NULL;
+        /* DWARF 5 numbers files from 0, so 0 is a file like any other. */
+        Dwarf_Attribute a;
+        Dwarf_Word idx;
+        int has_file = !dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &idx);
+        f.file = files && has_file && idx < n_files ? (char *)dwarf_filesrc(files, idx, NULL, NULL)
+                                                    : NULL;
         f.line = die_udata(&scopes[i], DW_AT_call_line);
         f.column = die_udata(&scopes[i], DW_AT_call_column);
         if (!f.file) f.line = f.column = 0;
@@ -413,7 +482,10 @@ int symbolize_profile(struct profile *p, const struct symbolize_options *o)
     if (!rc) rc = rebuild(&z, map);
     if (!rc) profile_replace_stacks(p, z.with, map);
     for (size_t i = 0; z.images && i < p->n_images; i++)
-        if (z.images[i].dwfl) dwfl_end(z.images[i].dwfl);
+        if (z.images[i].dwfl) {
+            dwfl_end(z.images[i].dwfl);
+            free(z.images[i].ranges);
+        }
     free(z.images);
     free(z.span[0]);
     free(z.span[1]);

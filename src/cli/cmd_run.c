@@ -13,16 +13,19 @@
 static const char usage[] =
     "usage: kestrel run [record options] FILE.c [ARGS]\n"
     "\n"
-    "Compiles FILE.c with $CC (default cc) -O2 -g -fno-omit-frame-pointer\n"
+    "Compiles FILE.c with $CC (default clang, else cc) -O2 -g -fno-omit-frame-pointer\n"
     "-mno-omit-leaf-frame-pointer -pthread -lm into a temporary directory, then runs\n"
     "it as `kestrel record` does with ARGS (exports named after FILE unless -o says).\n"
     "The record options (-F, --engine, --heap, --heap-interval, -o) are accepted;\n"
     "see kestrel record --help.\n";
 
+/* clang unless $CC says otherwise: GCC 12 drops a leaf function's frame pointer
+ * despite -mno-omit-leaf-frame-pointer, and samples in that leaf lose its caller. */
 static int compile(const char *src, const char *out)
 {
     const char *cc = getenv("CC");
-    if (!cc || !*cc) cc = "cc";
+    int chosen = cc && *cc;
+    if (!chosen) cc = "clang";
     char *argv[] = {(char *)cc,
                     "-O2",
                     "-g",
@@ -39,6 +42,7 @@ static int compile(const char *src, const char *out)
     if (pid < 0) return -1;
     if (pid == 0) {
         execvp(cc, argv);
+        if (!chosen) execvp(argv[0] = "cc", argv);
         fprintf(stderr, "kestrel: %s: %s\n", cc, strerror(errno));
         _exit(127);
     }

@@ -20,5 +20,13 @@ $(BUILD)/tests/cli/fixture_symbols: tests/cli/fixture_symbols.cpp
 $(BUILD)/tests/cli/fixture_symbols_v2: tests/cli/fixture_symbols.cpp
 	@mkdir -p $(@D)
 	g++ $(FIXTURE_CXXFLAGS) -DVARIANT=2 -o $@ $<
+# The same with clang, whose DWARF 5 comes without .debug_aranges.
+$(BUILD)/tests/cli/clang/fixture_symbols: tests/cli/fixture_symbols.cpp
+	@mkdir -p $(@D)
+	clang++ $(FIXTURE_CXXFLAGS) -DVARIANT=1 -o $@ $<
+$(BUILD)/tests/cli/clang/fixture_symbols_v2: tests/cli/fixture_symbols.cpp
+	@mkdir -p $(@D)
+	clang++ $(FIXTURE_CXXFLAGS) -DVARIANT=2 -o $@ $<
 $(BUILD)/tests/cli/test_symbolize: $(BUILD)/tests/cli/fixture_symbols \
-    $(BUILD)/tests/cli/fixture_symbols_v2
+    $(BUILD)/tests/cli/fixture_symbols_v2 $(BUILD)/tests/cli/clang/fixture_symbols \
+    $(BUILD)/tests/cli/clang/fixture_symbols_v2
