@@ -8,6 +8,7 @@
  * Signal handlers: sig_handler() and what it calls — registry_self(), unwind_fp(),
  * clock_gettime, atomics. No lock, no allocation, errno preserved.
  * Inside malloc: nothing. */
+#include "heap_guard.h"
 #include "engine.h"
 #include "images.h"
 #include "interpose.h"
@@ -232,6 +233,7 @@ static void sig_final_drain(void)
 static void *sig_main(void *arg)
 {
     (void)arg;
+    heap_ignore_enter(); /* for life: what this thread allocates is not the program's */
     uint64_t next = sig_now(CLOCK_MONOTONIC);
     unsigned ticks = 0;
     while (!atomic_load(&sig_stopping)) {
@@ -292,7 +294,9 @@ static int sig_start(const struct engine_config *cfg)
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setstacksize(&at, 256 * 1024);
+    heap_ignore_enter(); /* glibc allocates inside pthread_create: not the program's */
     int r = REAL(pthread_create)(&sig_thread, &at, sig_main, NULL);
+    heap_ignore_leave();
     pthread_attr_destroy(&at);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (r != 0) {

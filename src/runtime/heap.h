@@ -41,6 +41,8 @@ struct heap_tls {
     int32_t slot;       /* index in the thread registry, -1 when not registered */
     int32_t ignore;     /* depth of heap_ignore_enter() */
     int32_t exited;     /* its key destructor ran: pass through from now on */
+    uint32_t samples;   /* samples this thread took (for the name's refresh) */
+    char name[16];      /* its name as of its last refresh */
 };
 extern __thread struct heap_tls heap_tls;
 

@@ -36,13 +36,18 @@ enum {
 
 /* ===== scratch: a string table and an address -> location map ===== */
 
+struct pp_loc {
+    uint64_t addr;
+    uint64_t id; /* 0 = empty */
+};
+
 struct pp_scratch {
     const char **str; /* string i */
     uint32_t *str_len;
     uint32_t nstr, max_str;
     uint32_t *str_index, str_mask; /* id + 1 */
-    uint64_t *loc_addr;            /* open addressing: address, location id */
-    uint32_t *loc_id, loc_mask;
+    struct pp_loc *loc;            /* open addressing, its own mapping, grown by doubling */
+    uint32_t loc_mask;
     uint32_t nloc;
     uint32_t *image_mapping; /* image -> mapping id, 0 = not used */
     char *text;              /* room for comments and hex build ids */
@@ -59,17 +64,35 @@ static uint32_t pp_pow2(uint64_t n)
     return m;
 }
 
-static int pp_scratch_init(struct pp_scratch *s, uint32_t max_str, uint32_t max_loc)
+/* The location map at twice `n` slots; what it held is rehashed into it. */
+static int pp_loc_grow(struct pp_scratch *s, uint32_t n)
+{
+    uint32_t mask = pp_pow2(n) - 1;
+    struct pp_loc *m = mmap(NULL, (mask + 1) * sizeof *m, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return -ENOMEM;
+    for (uint32_t i = 0; s->loc && i <= s->loc_mask; i++) {
+        if (!s->loc[i].id) continue;
+        uint32_t k = (uint32_t)((s->loc[i].addr * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+        while (m[k].id)
+            k = (k + 1) & mask;
+        m[k] = s->loc[i];
+    }
+    if (s->loc) munmap(s->loc, (s->loc_mask + 1) * sizeof *s->loc);
+    s->loc = m;
+    s->loc_mask = mask;
+    return 0;
+}
+
+static int pp_scratch_init(struct pp_scratch *s, uint32_t max_str)
 {
     memset(s, 0, sizeof *s);
     s->max_str = max_str;
     s->str_mask = pp_pow2(max_str) - 1;
-    s->loc_mask = pp_pow2(max_loc) - 1;
     s->text_cap = 64 * 1024 + (size_t)IMAGES_MAX * (2 * IMAGE_BUILD_ID_MAX + 1);
     size_t sz = max_str * (sizeof(char *) + sizeof(uint32_t)) +
-                (s->str_mask + 1) * sizeof(uint32_t) +
-                (s->loc_mask + 1) * (sizeof(uint64_t) + sizeof(uint32_t)) +
-                IMAGES_MAX * sizeof(uint32_t) + s->text_cap + 64;
+                (s->str_mask + 1) * sizeof(uint32_t) + IMAGES_MAX * sizeof(uint32_t) + s->text_cap +
+                64;
     sz = (sz + 4095) & ~(size_t)4095;
     char *m = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) return -ENOMEM;
@@ -77,18 +100,20 @@ static int pp_scratch_init(struct pp_scratch *s, uint32_t max_str, uint32_t max_
     s->map_size = sz;
     s->str = (const char **)m;
     m += max_str * sizeof(char *);
-    s->loc_addr = (uint64_t *)m;
-    m += (s->loc_mask + 1) * sizeof(uint64_t);
     s->str_len = (uint32_t *)m;
     m += max_str * sizeof(uint32_t);
     s->str_index = (uint32_t *)m;
     m += (s->str_mask + 1) * sizeof(uint32_t);
-    s->loc_id = (uint32_t *)m;
-    m += (s->loc_mask + 1) * sizeof(uint32_t);
     s->image_mapping = (uint32_t *)m;
     m += IMAGES_MAX * sizeof(uint32_t);
     s->text = m;
-    return 0;
+    return pp_loc_grow(s, 1024);
+}
+
+static void pp_scratch_free(struct pp_scratch *s)
+{
+    if (s->loc) munmap(s->loc, (s->loc_mask + 1) * sizeof *s->loc);
+    munmap(s->map, s->map_size);
 }
 
 /* The id of a string in the profile's string table (0 is ""). */
@@ -159,12 +184,19 @@ static uint64_t pp_location(struct pp_scratch *s, struct pb_buf *b, uintptr_t ad
 {
     uint32_t i = (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & s->loc_mask;
     for (;; i = (i + 1) & s->loc_mask) {
-        if (!s->loc_id[i]) break;
-        if (s->loc_addr[i] == addr) return s->loc_id[i];
+        if (!s->loc[i].id) break;
+        if (s->loc[i].addr == addr) return s->loc[i].id;
+    }
+    if (2 * (s->nloc + 1) > s->loc_mask + 1) { /* keep it at most half full */
+        if (pp_loc_grow(s, s->loc_mask + 1)) {
+            b->failed = 1;
+            return 0;
+        }
+        return pp_location(s, b, addr);
     }
     uint32_t id = ++s->nloc;
-    s->loc_addr[i] = addr;
-    s->loc_id[i] = id;
+    s->loc[i].addr = addr;
+    s->loc[i].id = id;
     size_t index = 0;
     const struct image *im = pp_image_of(addr, &index);
     uint32_t mapping = 0;
@@ -309,7 +341,7 @@ int heap_pprof_write(const struct heap_table *tb, const struct heap_pprof_info *
     struct pp_scratch s;
     if (images_refresh() < 0) return -EIO;
     uint32_t max_str = tb->nstrings + 2 * (uint32_t)images_count() + 64;
-    int rc = pp_scratch_init(&s, max_str, tb->nwords + 1);
+    int rc = pp_scratch_init(&s, max_str);
     if (rc) return rc;
     struct pb_buf b = {0};
     pp_str(&s, "", 0);
@@ -351,6 +383,6 @@ int heap_pprof_write(const struct heap_table *tb, const struct heap_pprof_info *
     if (!rc) pp_gzip(b.data, b.len, out);
     if (!rc && out->failed) rc = -ENOMEM;
     pb_buf_free(&b);
-    munmap(s.map, s.map_size);
+    pp_scratch_free(&s);
     return rc;
 }

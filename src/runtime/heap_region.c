@@ -3,9 +3,9 @@
  * finds its header (struct heap_block) right in front of it, with no lookup.
  *
  * The reservation is PROT_NONE (no memory, no commit charge); chunks of 2^k pages
- * are made readable and writable as they are first carved from it, kept on one free
- * list per size class when released, and chunks of 256 KiB and more give their pages
- * back (MADV_DONTNEED) first. The region is never unmapped: a block can outlive the
+ * are carved from a frontier that is made readable and writable 1 MiB at a time, kept
+ * on one free list per size class when released, and chunks of 256 KiB and more give
+ * their pages back (MADV_DONTNEED) first. The region is never unmapped: a block can outlive the
  * session that sampled it. It is made at the first session start, or earlier if an
  * allocation has to be served before dlsym has found the next allocator.
  *
@@ -19,10 +19,12 @@
 
 #define REGION_CLASSES 48
 #define REGION_GIVE_BACK (256 * 1024)
+#define REGION_RW_STEP (1024 * 1024)
 
 uintptr_t heap_region_lo;
 uintptr_t heap_region_span;
 static uintptr_t region_brk;                /* first byte never carved */
+static uintptr_t region_rw;                 /* [lo, rw) is readable and writable */
 static size_t region_page;                  /* the system's page size */
 static void *region_free[REGION_CLASSES];   /* free chunks of 2^k pages, linked by first word */
 static uint64_t region_used, region_cached; /* bytes of chunks handed out / on free lists */
@@ -39,7 +41,7 @@ int heap_region_init(void)
         void *p = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p == MAP_FAILED) continue;
         region_page = (size_t)sysconf(_SC_PAGESIZE);
-        heap_region_lo = region_brk = (uintptr_t)p;
+        heap_region_lo = region_brk = region_rw = (uintptr_t)p;
         __atomic_store_n(&heap_region_span, span, __ATOMIC_RELEASE);
         rc = 0;
     }
@@ -54,6 +56,20 @@ static unsigned region_class(size_t pages)
     while (((size_t)1 << k) < pages)
         k++;
     return k;
+}
+
+/* Makes [brk, brk + bytes) writable, 1 MiB at a time at least: one mprotect for many
+ * small chunks (a page is only memory once touched). Under region_lock. */
+static int region_grow(size_t bytes)
+{
+    if (region_brk + bytes <= region_rw) return 1;
+    uintptr_t end = heap_region_lo + heap_region_span;
+    size_t step = bytes > REGION_RW_STEP ? bytes : REGION_RW_STEP;
+    if (step > end - region_rw) step = end - region_rw;
+    if (region_brk + bytes > region_rw + step) return 0;
+    if (mprotect((void *)region_rw, step, PROT_READ | PROT_WRITE)) return 0;
+    region_rw += step;
+    return 1;
 }
 
 void *heap_region_alloc(size_t size, size_t align)
@@ -75,8 +91,7 @@ void *heap_region_alloc(size_t size, size_t align)
         chunk = (uintptr_t)region_free[cls];
         region_free[cls] = *(void **)chunk;
         region_cached -= bytes;
-    } else if (region_brk + bytes <= heap_region_lo + heap_region_span &&
-               mprotect((void *)region_brk, bytes, PROT_READ | PROT_WRITE) == 0) {
+    } else if (region_brk + bytes <= heap_region_lo + heap_region_span && region_grow(bytes)) {
         chunk = region_brk;
         region_brk += bytes;
     }

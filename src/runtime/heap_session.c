@@ -76,8 +76,14 @@ void *heap_sample(struct heap_tls *t, size_t size, size_t align, int zero, uintp
     heap_ignore_enter();
     uintptr_t pcs[HEAP_STACK_MAX];
     size_t depth = heap_stack_walk(fp, pcs, HEAP_STACK_MAX);
-    char name[17] = "";
-    prctl(PR_GET_NAME, name);
+    /* The name is a system call away: read at a thread's first sample and every
+     * 32nd, so a thread that renames itself is labelled anew within 32 samples. */
+    if (!(t->samples++ & 31)) {
+        char name[17] = "";
+        prctl(PR_GET_NAME, name);
+        memcpy(t->name, name, sizeof t->name);
+    }
+    const char *name = t->name;
     void *p = heap_region_alloc(size, align);
     int64_t objects = heap_objects(weight, size);
     pthread_mutex_lock(&heap_lock);
@@ -93,7 +99,7 @@ void *heap_sample(struct heap_tls *t, size_t size, size_t align, int zero, uintp
         pthread_mutex_unlock(&heap_lock);
         goto out;
     }
-    uint32_t thread = heap_table_string(&heap_table, name, strlen(name));
+    uint32_t thread = heap_table_string(&heap_table, name, strnlen(name, sizeof t->name));
     uint32_t bucket = heap_table_bucket(&heap_table, pcs, (uint32_t)depth, thread);
     struct heap_bucket *b = &heap_table.buckets[bucket];
     b->alloc_objects += objects;

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The heap profile through the CLI: `kestrel record --heap` runs the program with the
+# runtime, symbolizes the runtime's pprof and writes the exports; go tool pprof -raw
+# reads the symbolized STEM.heap.pb.gz with the sample types, the period, the
+# allocating function's name and the executable's build id; `report` shows the site
+# (inuse_space by default, --sample-type to choose); a bad interval or one without
+# --heap stops before the program runs.
+set -u
+cd "$(dirname "$0")/../.."
+K=$PWD/build/bin/kestrel
+PROG=$PWD/build/tests/heap/prog_heap
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+bad() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+BUILD_ID=$(readelf -n "$PROG" | awk '/Build ID/ {print $3}')
+
+out=$("$K" record --heap --heap-interval=65536 -o "$T/rec" -- "$PROG" exit 2>&1)
+rc=$?
+[ $rc = 0 ] || bad "record: status $rc: $out"
+ls "$T"/rec.heap.*.raw.pb.gz >/dev/null 2>&1 || bad "record: no runtime heap file: $(ls "$T")"
+[ -s "$T/rec.heap.pb.gz" ] || bad "record: no symbolized rec.heap.pb.gz: $(ls "$T")"
+raw=$(go tool pprof -raw "$T/rec.heap.pb.gz" 2>&1) || bad "pprof: $raw"
+grep -q 'alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes\[dflt\]' <<<"$raw" ||
+    bad "symbolized: sample types: $(head -12 <<<"$raw")"
+grep -qx 'Period: 65536' <<<"$raw" || bad "symbolized: period"
+grep -qE '^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ site_keep .*prog_heap\.c:[0-9]+' <<<"$raw" ||
+    bad "symbolized: no location in site_keep: $(sed -n '/^Locations/,/^Mappings/p' <<<"$raw" | head)"
+grep -qE "$PROG $BUILD_ID" <<<"$raw" || bad "symbolized: no mapping with build id $BUILD_ID"
+# the runtime's own file too
+rawfile=$(ls "$T"/rec.heap.*.raw.pb.gz 2>/dev/null | head -1)
+[ -n "$rawfile" ] && { go tool pprof -raw "$rawfile" 2>&1 | grep -qE "$PROG $BUILD_ID" ||
+    bad "runtime file: no mapping with build id"; }
+
+rep=$("$K" report "$T/rec.heap.pb.gz" 2>&1) || bad "report: $rep"
+grep -q 'site_keep' <<<"$rep" || bad "report: no site_keep: $rep"
+rep=$("$K" report --sample-type alloc_objects "$T/rec.heap.pb.gz" 2>&1) || bad "report --sample-type: $rep"
+grep -q 'site_keep' <<<"$rep" || bad "report --sample-type alloc_objects: no site_keep"
+rep=$("$K" report --sample-type bogus "$T/rec.heap.pb.gz" 2>&1) && bad "report --sample-type bogus succeeded"
+grep -q '^kestrel: ' <<<"$rep" || bad "report --sample-type bogus: $rep"
+
+out=$("$K" record --heap-interval=65536 -o "$T/u" -- "$PROG" exit 2>&1)
+rc=$?
+[ $rc = 2 ] || bad "--heap-interval without --heap: status $rc"
+grep -q '^ran' <<<"$out" && bad "--heap-interval without --heap: the program ran"
+out=$("$K" record --heap --heap-interval=1000 -o "$T/b" -- "$PROG" exit 2>&1)
+rc=$?
+[ $rc = 1 ] || bad "bad interval: status $rc: $out"
+grep -q '^kestrel: heap profile: KESTREL_HEAP_INTERVAL' <<<"$out" || bad "bad interval: $out"
+grep -q '^ran' <<<"$out" && bad "bad interval: the program ran"
+
+echo "$fails failed"
+[ $fails = 0 ]
