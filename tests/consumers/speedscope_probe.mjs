@@ -11,6 +11,11 @@
 // self weight speedscope attributes to it (identical paths summed). Frames compare
 // by name, file and line exactly, byte for byte.
 //
+// For a profile recorded from a real program, EXPECT.json may instead be
+//   {"unit": S, "total_weight": N, "names": [S, ...]}
+// (taken from kestrel's profile.json): the weights of all imported profiles must sum
+// to N, in that unit, and every name listed must be an imported frame.
+//
 // speedscope is loaded the way its own command-line tool loads a file (the
 // #localProfilePath hash and window.speedscope.loadFileFromBase64). Its bundle keeps
 // the imported profile group private, so the probe copies the bundle and wraps the
@@ -84,7 +89,27 @@ function key(frames) {
   return JSON.stringify(frames.map(f => ({name: f.name, file: f.file ?? '', line: f.line ?? 0})))
 }
 
+function compareTotals(file, got, want) {
+  const errs = []
+  let total = 0
+  const names = new Set()
+  for (const p of got.profiles) {
+    total += p.total
+    if (p.unit !== want.unit) errs.push(`profile ${JSON.stringify(p.name)}: unit ${p.unit}, wrote ${want.unit}`)
+    for (const s of p.stacks) for (const f of s.frames) names.add(f.name)
+  }
+  if (Math.abs(total - want.total_weight) > 1e-6 * Math.max(1, want.total_weight))
+    errs.push(`total weight ${total}, wrote ${want.total_weight}`)
+  for (const n of want.names) if (!names.has(n)) errs.push(`function ${JSON.stringify(n)} not imported`)
+  if (!want.names.length || !want.total_weight) errs.push('the expectation is empty (nothing would be checked)')
+  for (const e of errs) console.error(`${file}: ${e}`)
+  if (!errs.length)
+    console.log(`${file}: speedscope imported ${got.profiles.length} profiles, total ${total} ${want.unit}, ${want.names.length} functions, as written`)
+  return errs.length
+}
+
 function compare(file, got, want) {
+  if (!want.profiles) return compareTotals(file, got, want)
   const errs = []
   if (got.profiles.length !== want.profiles.length)
     errs.push(`${got.profiles.length} profiles imported, ${want.profiles.length} written`)

@@ -9,3 +9,8 @@ TEST_DEPS += $(EXPORT_TESTS)
 $(BUILD)/tests/exports/%: tests/exports/%.c $(LIBANALYSIS_SAN)
 	@mkdir -p $(@D)
 	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -o $@ $< $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
+
+# End to end: a real program recorded, every export read by its consumer.
+EXPORT_SCRIPTS := $(wildcard tests/exports/e2e_*.sh)
+TESTS     += $(EXPORT_SCRIPTS)
+TEST_DEPS += $(KESTREL_SAN) $(LIBKESTREL_SO) $(EXAMPLES)
