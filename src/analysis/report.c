@@ -147,7 +147,7 @@ static void header(FILE *out, const struct profile *p, const struct summary *s)
             fputs(" · CPU ?", out);
         }
     }
-    fprintf(out, " · %" PRIu64 " samples", s->n_samples);
+    fprintf(out, " · %" PRIu64 " sample%s", s->n_samples, s->n_samples == 1 ? "" : "s");
     if (strcmp(t->type, "samples")) {
         fmt_value(buf, sizeof buf, s->total, t->unit);
         fprintf(out, " · %s %s", t->type, buf);
@@ -217,9 +217,9 @@ static void footer(FILE *out, const struct profile *p, const struct summary *s)
               out);
     if (s->n_samples < REPORT_LOW_CONFIDENCE)
         fprintf(out,
-                "  low confidence: only %" PRIu64 " samples (about %d needed); record longer "
+                "  low confidence: only %" PRIu64 " sample%s (about %d needed); record longer "
                 "or at a higher rate\n",
-                s->n_samples, REPORT_LOW_CONFIDENCE);
+                s->n_samples, s->n_samples == 1 ? "" : "s", REPORT_LOW_CONFIDENCE);
     if (p->kind == PROFILE_CPU)
         fprintf(out,
                 "  %" PRIu64 " stack%s cut short by the unwinder · %" PRIu64 " sample%s dropped\n",
