@@ -1,0 +1,376 @@
+/* kestrel viewer: the page. Reads the profile embedded in #kestrel-data, wires the
+ * controls, the flame graph, the hot-function table and the source view. Every string
+ * from the profile reaches the document through textContent, never as markup. */
+'use strict';
+(() => {
+    const $ = (id) => document.getElementById(id);
+    const el = (tag, cls, text) => {
+        const e = document.createElement(tag);
+        if (cls) e.className = cls;
+        if (text !== undefined) e.textContent = text;
+        return e;
+    };
+    const HOT_ROWS = 300;
+
+    const st = {
+        p: null, fns: null, rank: null, colors: null,
+        sel: {type: 0, state: 'both', thread: -1}, view: 'merged',
+        sw: null, lay: null, rows: [], sort: {key: 'self', desc: true},
+        matched: null, selectedFn: -1, focus: -1,
+    };
+
+    function unitOf() { return st.p.types[st.sel.type].unit; }
+    function withErrors() { return st.p.kind === 'cpu'; }
+    function loc(f) { return f.file ? (f.line > 0 ? f.file + ':' + f.line : f.file) : 'no source file'; }
+
+    function label(v)
+    {
+        const lay = st.lay, f = lay.frame[v];
+        if (f >= 0) return st.p.frames[f].name;
+        if (lay.kind === 'time') {
+            const t = st.p.threads[lay.thread[v]];
+            return t ? threadName(t) : 'thread';
+        }
+        return 'all';
+    }
+
+    function threadName(t)
+    {
+        let s = t.label + '-' + t.fiber;
+        if (t.name && t.name !== t.label) s += ' (' + t.name + ')';
+        if (t.tid != null) s += ' tid ' + t.tid;
+        return s;
+    }
+
+    /* --- the numbers of one box ---------------------------------------------------- */
+    function boxFacts(v)
+    {
+        const lay = st.lay, total = st.sw.total, n = st.sw.n;
+        const share = (x) => (total > 0 ? x / total : 0);
+        const se = (p) => (withErrors() ? KFormat.stdErr(p, n) : NaN);
+        const ps = share(lay.self[v]), pt = share(lay.total[v]);
+        return [
+            ['self', KFormat.shareWithErr(ps, se(ps)) + '  ' + KFormat.value(lay.self[v], unitOf())],
+            ['total', KFormat.shareWithErr(pt, se(pt)) + '  ' + KFormat.value(lay.total[v], unitOf())],
+            ['samples', KFormat.count(lay.count[v])],
+        ];
+    }
+
+    function factsTable(rows)
+    {
+        const t = el('table');
+        for (const [k, val] of rows) {
+            const tr = el('tr');
+            tr.append(el('td', null, k), el('td', null, val));
+            t.append(tr);
+        }
+        return t;
+    }
+
+    /* --- tooltip ---------------------------------------------------------------------- */
+    function onHover(v, ev)
+    {
+        const tip = $('tooltip');
+        if (v < 0 || !st.lay) {
+            tip.hidden = true;
+            return;
+        }
+        tip.replaceChildren();
+        const f = st.lay.frame[v];
+        tip.append(el('div', 'name', label(v)));
+        if (f >= 0) tip.append(el('div', 'loc', loc(st.p.frames[f])));
+        tip.append(factsTable(boxFacts(v)));
+        tip.hidden = false;
+        const box = $('graph').getBoundingClientRect();
+        let x = ev.clientX - box.left + 14, y = ev.clientY - box.top + 14;
+        if (x + tip.offsetWidth > box.width) x = Math.max(0, ev.clientX - box.left - tip.offsetWidth - 8);
+        if (y + tip.offsetHeight > box.height) y = Math.max(0, ev.clientY - box.top - tip.offsetHeight - 8);
+        tip.style.left = x + 'px';
+        tip.style.top = y + 'px';
+    }
+
+    /* --- zoom: breadcrumb and details ---------------------------------------------- */
+    function onZoom(v)
+    {
+        const nav = $('crumbs');
+        nav.replaceChildren();
+        const path = v >= 0 ? KLayout.path(st.lay, v) : [];
+        if (st.lay.kind === 'time' && path.length && path[0] === 0) path.shift();
+        const all = el('button', null, 'all');
+        all.addEventListener('click', () => view.reset());
+        nav.append(all);
+        for (const u of path) {
+            if (st.lay.kind === 'merged' && u === 0) continue;
+            nav.append(el('span', 'sep', ' › '));
+            const b = el('button', null, label(u));
+            b.addEventListener('click', () => view.zoomTo(u));
+            nav.append(b);
+        }
+        showDetails(v);
+    }
+
+    function showDetails(v)
+    {
+        const d = $('details');
+        d.replaceChildren();
+        st.focus = v;
+        const f = v >= 0 ? st.lay.frame[v] : -1;
+        if (f < 0) {
+            d.append(el('p', 'hint', 'Click a frame to zoom; Escape or the path above goes back. ' +
+                                         'Drag or scroll to pan, Ctrl + wheel zooms.'));
+            return;
+        }
+        const fr = st.p.frames[f];
+        d.append(el('div', 'name', fr.name), el('div', 'loc', loc(fr)), factsTable(boxFacts(v)));
+        const b = el('button', null, 'Show source');
+        b.id = 'show-source';
+        b.addEventListener('click', () => openSource(fr.file, fr.line));
+        d.append(b);
+    }
+
+    /* --- search ------------------------------------------------------------------------ */
+    function applySearch()
+    {
+        const q = $('search').value;
+        st.matched = KSearch.matchFrames(st.p.frames, q);
+        const out = $('match');
+        if (!st.matched) {
+            out.textContent = '';
+        } else {
+            const m = KSearch.matchShare(st.p.stacks, st.sw.w, st.sw.total, st.matched);
+            out.textContent = m.weight > 0 ? KFormat.percent(m.share) + ' of the selection matches “' + q + '”'
+                                            : 'no frame matches “' + q + '”';
+        }
+        view.dim = st.matched || (st.selectedFn >= 0 ? fnMask(st.selectedFn) : null);
+        view.redraw();
+    }
+
+    function fnMask(fn)
+    {
+        const m = new Uint8Array(st.p.frames.length);
+        for (const f of st.fns.list[fn].frames) m[f] = 1;
+        return m;
+    }
+
+    /* --- hot-function table ------------------------------------------------------------ */
+    function renderHot()
+    {
+        const rows = KStats.sortRows(st.rows, st.sort.key, st.sort.desc);
+        const body = $('hot').tBodies[0];
+        body.replaceChildren();
+        for (const r of rows.slice(0, HOT_ROWS)) {
+            const tr = el('tr');
+            tr.dataset.fn = r.fn;
+            if (r.fn === st.selectedFn) tr.className = 'selected';
+            const name = el('td', 'fn', r.name);
+            name.title = r.file ? r.file : 'no source file';
+            tr.append(name, el('td', 'num', KFormat.shareWithErr(r.selfShare, r.selfSE)),
+                      el('td', 'num', KFormat.shareWithErr(r.totalShare, r.totalSE)));
+            tr.addEventListener('click', () => selectFunction(r.fn));
+            body.append(tr);
+        }
+        $('hot-more').textContent = rows.length > HOT_ROWS ? (rows.length - HOT_ROWS) + ' more functions not listed' : '';
+        for (const b of $('hot').tHead.querySelectorAll('button'))
+            if (b.dataset.key === st.sort.key) b.setAttribute('aria-sort', st.sort.desc ? 'descending' : 'ascending');
+            else b.removeAttribute('aria-sort');
+    }
+
+    /* Selecting a function outlines its boxes, dims the rest and brings the widest into view. */
+    function selectFunction(fn)
+    {
+        st.selectedFn = st.selectedFn === fn ? -1 : fn;
+        view.mark = st.selectedFn >= 0 ? fnMask(st.selectedFn) : null;
+        if (!st.matched) view.dim = view.mark;
+        if (st.selectedFn >= 0) {
+            const mark = view.mark, lay = st.lay;
+            let best = -1;
+            for (let v = 0; v < lay.n; v++)
+                if (lay.frame[v] >= 0 && mark[lay.frame[v]] && (best < 0 || lay.total[v] > lay.total[best])) best = v;
+            if (best >= 0) {
+                const y = lay.depth[best] * KRender.ROW;
+                const h = view.size().h;
+                if (y < view.scrollY || y > view.scrollY + h - 2 * KRender.ROW) view.scrollY = y - h / 3;
+                showDetails(best);
+            }
+        }
+        renderHot();
+        view.redraw();
+    }
+
+    /* --- source view ------------------------------------------------------------------- */
+    function openSource(file, line)
+    {
+        const src = st.p.sources.get(file);
+        $('source-file').textContent = file || 'no source file';
+        const miss = $('source-missing'), code = $('code'), list = $('hotlines'), ruler = $('ruler');
+        code.replaceChildren();
+        list.replaceChildren();
+        ruler.replaceChildren();
+        miss.hidden = true;
+        $('source').hidden = false;
+        if (!file || !src || src.missing !== undefined) {
+            miss.hidden = false;
+            miss.textContent = !file ? 'This frame has no source file: only its address is known.'
+                : !src ? 'The source of ' + file + ' is not in this page: it is not among the files of the hottest lines.'
+                       : 'The source of ' + file + ' is not in this page: ' + src.missing + '.';
+            return;
+        }
+        const heat = KStats.lineHeat(st.p, st.sw, file);
+        const lines = src.text.split('\n');
+        if (lines.length && lines[lines.length - 1] === '') lines.pop();
+        const heatText = (h) => KFormat.heat(h.share, h.n, st.p.kind === 'heap' ? KFormat.value(h.w, unitOf()) : undefined);
+        const maxShare = Math.max(1e-12, ...Array.from(heat.values(), (h) => h.share));
+        lines.forEach((t, i) => {
+            const row = el('div', 'ln');
+            row.id = 'L' + (i + 1);
+            row.append(el('span', 'no', String(i + 1)), el('span', 'tx', t));
+            const h = heat.get(i + 1);
+            if (h) {
+                row.append(el('span', 'heat', heatText(h)));
+                row.style.background = 'rgba(232,116,59,' + (0.08 + 0.4 * h.share / maxShare).toFixed(3) + ')';
+            }
+            if (i + 1 === line) row.classList.add('target');
+            code.append(row);
+        });
+        const hot = Array.from(heat.entries()).sort((a, b) => b[1].w - a[1].w || a[0] - b[0]);
+        for (const [ln, h] of hot.slice(0, 12)) {
+            const li = el('li', null, 'line ' + ln + ': ' + heatText(h));
+            li.addEventListener('click', () => goLine(ln));
+            list.append(li);
+            const mark = el('i');
+            mark.style.top = (100 * (ln - 1) / Math.max(lines.length, 1)).toFixed(2) + '%';
+            mark.style.opacity = (0.35 + 0.65 * h.share / maxShare).toFixed(2);
+            ruler.append(mark);
+        }
+        for (const [ln] of hot.slice(12)) {
+            const mark = el('i');
+            mark.style.top = (100 * (ln - 1) / Math.max(lines.length, 1)).toFixed(2) + '%';
+            mark.style.opacity = '0.3';
+            ruler.append(mark);
+        }
+        if (line > 0) goLine(line);
+    }
+
+    function goLine(ln)
+    {
+        const row = document.getElementById('L' + ln);
+        if (row) row.scrollIntoView({block: 'center'});
+    }
+
+    function closeSource() { $('source').hidden = true; }
+
+    /* --- the selection ----------------------------------------------------------------- */
+    function recompute()
+    {
+        const p = st.p;
+        st.sw = KProfile.stackWeights(p, st.sel);
+        if (st.view === 'time') {
+            const order = KProfile.timeOrder(p, st.sel);
+            st.lay = KLayout.timeOrder(p.stacks, order, p.samples.stack, p.samples.thread,
+                                       p.samples.values[st.sel.type], null);
+        } else {
+            st.lay = KLayout.leftHeavy(p.stacks, st.sw.w, st.sw.cnt, p.frames.length, st.rank);
+        }
+        st.rows = KStats.hotFunctions(p, st.fns, st.sw, withErrors());
+        $('empty').hidden = st.sw.total > 0;
+        $('empty').textContent = 'Nothing in this selection.';
+        summary();
+        view.setLayout(st.lay);
+        onZoom(-1);
+        if (st.selectedFn >= 0) view.mark = fnMask(st.selectedFn);
+        applySearch();
+        renderHot();
+    }
+
+    function summary()
+    {
+        const p = st.p, t = p.types[st.sel.type];
+        const parts = [p.kind === 'heap' ? 'heap profile' : 'CPU profile',
+                       KFormat.count(st.sw.n) + (p.kind === 'heap' ? ' stacks sampled' : ' samples'),
+                       t.name + ' ' + KFormat.value(st.sw.total, t.unit),
+                       p.threads.length + (p.threads.length === 1 ? ' thread' : ' threads')];
+        if (p.meta.rate_hz) parts.push(KFormat.count(p.meta.rate_hz) + ' Hz');
+        if (p.meta.dropped) parts.push(KFormat.count(p.meta.dropped) + ' samples dropped');
+        if (p.kind === 'cpu' && st.sw.n > 0 && st.sw.n < 100) parts.push('low confidence: under 100 samples');
+        $('summary').textContent = parts.join(' · ');
+    }
+
+    function fillControls()
+    {
+        const p = st.p;
+        $('title').textContent = p.title;
+        document.title = 'kestrel · ' + p.title;
+        const type = $('type');
+        p.types.forEach((t, i) => type.append(new Option(t.name + ' (' + t.unit + ')', String(i))));
+        type.value = String(st.sel.type);
+        const th = $('thread');
+        th.append(new Option('all threads', '-1'));
+        p.threads.forEach((t, i) => th.append(new Option(threadName(t), String(i))));
+        $('state-box').hidden = p.kind !== 'cpu';
+        if (p.kind === 'heap') $('view').options[1].disabled = true; /* no times in a heap profile */
+        const onChange = (fn) => (e) => {
+            fn(e.target.value);
+            recompute();
+        };
+        type.addEventListener('change', onChange((v) => { st.sel.type = +v; }));
+        th.addEventListener('change', onChange((v) => { st.sel.thread = +v; }));
+        $('state').addEventListener('change', onChange((v) => { st.sel.state = v; }));
+        $('view').addEventListener('change', onChange((v) => { st.view = v; }));
+        let timer = 0;
+        $('search').addEventListener('input', () => {
+            clearTimeout(timer);
+            timer = setTimeout(applySearch, 80);
+        });
+        for (const b of $('hot').tHead.querySelectorAll('button'))
+            b.addEventListener('click', () => {
+                const k = b.dataset.key;
+                st.sort = {key: k, desc: st.sort.key === k ? !st.sort.desc : k !== 'name'};
+                renderHot();
+            });
+        $('source-close').addEventListener('click', closeSource);
+        document.addEventListener('keydown', (e) => {
+            if (e.key !== 'Escape') return;
+            if (!$('source').hidden) closeSource();
+            else if (document.activeElement === $('search') && $('search').value) {
+                $('search').value = '';
+                applySearch();
+            } else view.back();
+        });
+    }
+
+    let view;
+    function main()
+    {
+        const raw = $('kestrel-data').textContent;
+        view = new KRender.FlameView($('flame'), {
+            label, onZoom, onHover, frameColor: (f) => st.colors[f],
+        });
+        try {
+            st.p = KProfile.decode(JSON.parse(raw));
+        } catch (e) {
+            $('empty').hidden = false;
+            $('empty').textContent = raw.trim() === '@KESTREL_DATA@'
+                ? 'No profile in this page: kestrel view INPUT writes one.' : String(e.message || e);
+            return;
+        }
+        st.sel.type = st.p.defaultType;
+        st.fns = KStats.functions(st.p.frames);
+        st.rank = KColors.rankFrames(st.p.frames);
+        st.colors = KColors.frameColors(st.p.frames);
+        fillControls();
+        recompute();
+        /* For tests and scripts: where a frame is drawn, and how long the last draw took. */
+        window.kestrelViewer = {
+            boxes: (name) => {
+                const out = [];
+                for (let v = 0; v < st.lay.n; v++)
+                    if (st.lay.frame[v] >= 0 && st.p.frames[st.lay.frame[v]].name === name) out.push(view.rectOf(v));
+                return out.sort((a, b) => b.w - a.w);
+            },
+            lastDrawMs: () => view.lastDrawMs,
+            pan: (dx, dy) => { view.pan(dx, dy); view.draw(); return view.lastDrawMs; },
+            zoomAround: (cx, f) => { view.zoomAround(cx, f); view.draw(); return view.lastDrawMs; },
+        };
+    }
+    main();
+})();
