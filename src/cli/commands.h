@@ -13,4 +13,5 @@ int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 #endif

@@ -9,6 +9,7 @@ static const struct command commands[] = {
     {"run", "compile one C file for profiling, then record it", cmd_run},
     {"report", "print the report of a raw CPU profile or a pprof file", cmd_report},
     {"export", "write a profile as speedscope, cpuprofile, folded, pprof, ...", cmd_export},
+    {"view", "write the flame-graph viewer (one HTML file) of a profile", cmd_view},
     {"calibrate", "how far this host lets a profile be trusted", cmd_calibrate},
     {NULL, NULL, NULL},
 };

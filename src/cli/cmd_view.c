@@ -1,0 +1,87 @@
+/* kestrel view: writes the self-contained HTML viewer (DESIGN.md §3) of a raw CPU
+ * profile or a pprof file. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/writers.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+
+static const char usage[] =
+    "usage: kestrel view [-o OUT] [--sample-type TYPE] [--binary PATH] INPUT\n"
+    "\n"
+    "Writes the flame-graph viewer of INPUT (a raw CPU profile or a pprof file): one\n"
+    "HTML file with the profile and the source of its hottest files inside, opened\n"
+    "by double-click, no network. Without -o it goes beside INPUT, as INPUT's name\n"
+    "without .raw.json, .json, .pb.gz or .pb, plus .html.\n"
+    "\n"
+    "  -o, --output OUT    the file to write (\"-\": stdout)\n"
+    "  --sample-type TYPE  the type shown first (default: the profile's default)\n"
+    "  --binary PATH       the profiled program's file, when it moved since the run\n"
+    "  -h, --help          this text\n";
+
+/* INPUT without its profile suffix, plus ".html"; malloc'd, NULL when out of memory. */
+static char *view_default_output(const char *input)
+{
+    static const char *const suffixes[] = {".raw.json", ".json", ".pb.gz", ".pb"};
+    size_t len = strlen(input);
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        size_t n = strlen(suffixes[i]);
+        if (len > n && !strcmp(input + len - n, suffixes[i]) && input[len - n - 1] != '/') {
+            len -= n;
+            break;
+        }
+    }
+    char *out = malloc(len + sizeof ".html");
+    if (out) snprintf(out, len + sizeof ".html", "%.*s.html", (int)len, input);
+    return out;
+}
+
+int cmd_view(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
+                                             {"sample-type", required_argument, 0, 't'},
+                                             {"binary", required_argument, 0, 'b'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    struct cli_load_options o = {0};
+    const char *out = NULL;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
+        if (c == 'h') return fputs(usage, stdout), 0;
+        if (c == 'o')
+            out = optarg;
+        else if (c == 't')
+            o.sample_type = optarg;
+        else if (c == 'b')
+            o.binary = optarg;
+        else
+            return cli_usage_error("view", "unknown option or missing value: %s",
+                                   argv[optind - 1]);
+    }
+    if (optind != argc - 1) return cli_usage_error("view", "one INPUT file expected");
+    const struct writer *w = writers_find("html");
+    if (!w) {
+        fprintf(stderr, "kestrel: view: this build has no HTML viewer\n");
+        return 1;
+    }
+    char *path = out ? strdup(out) : view_default_output(argv[optind]);
+    if (!path) {
+        fprintf(stderr, "kestrel: view: out of memory\n");
+        return 1;
+    }
+    struct profile *p;
+    struct summary *s;
+    int rc = 1;
+    if (!cli_load(argv[optind], &o, &p, &s)) {
+        rc = writer_write_file(w, p, s, path) ? 1 : 0;
+        if (!rc && strcmp(path, "-")) fprintf(stderr, "kestrel: wrote %s\n", path);
+        summary_free(s);
+        profile_free(p);
+    }
+    free(path);
+    return rc;
+}
