@@ -21,8 +21,11 @@
 #include "analysis/writers.h"
 #include "analysis/summary.h"
 
-extern const unsigned char viewer_page[];
-extern const size_t viewer_page_len;
+/* Weak: the page is linked into the CLI (CLI_EXTRA_OBJS); a program that links the
+ * analysis objects without it (the fuzz targets, libkestrel-analysis.a users) still
+ * links, and this writer then says it cannot write. */
+extern const unsigned char viewer_page[] __attribute__((weak));
+extern const size_t viewer_page_len __attribute__((weak));
 
 #define HTML_PLACEHOLDER "@KESTREL_DATA@"
 #define HTML_MAX_SOURCES 8               /* files embedded */
@@ -267,6 +270,7 @@ static void put_data(FILE *out, const struct profile *p, const struct summary *s
 
 static int write_html(const struct profile *p, const struct summary *s, FILE *out)
 {
+    if (!viewer_page || !&viewer_page_len) return -ENOSYS;
     const char *page = (const char *)viewer_page;
     const char *at = memmem(page, viewer_page_len, HTML_PLACEHOLDER, strlen(HTML_PLACEHOLDER));
     if (!at) return -EINVAL; /* a build without the placeholder: web/rules.mk refuses it */
