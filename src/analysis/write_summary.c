@@ -91,44 +91,43 @@ static void put_threads(FILE *out, const struct profile *p, const struct summary
     fputs("],\n", out);
 }
 
+/* One hot function or line: {NAME_KEY: name, "file", "line", "self", "total"}. */
+static void put_hot(FILE *out, int *first, const char *name_key, const char *name, const char *file,
+                    int32_t line, const struct summary_share *self,
+                    const struct summary_share *total)
+{
+    if (!self->value && !total->value) return;
+    fputs(*first ? "\n{" : ",\n{", out);
+    *first = 0;
+    put_str(out, name_key, name);
+    putc(',', out);
+    put_str(out, "file", file);
+    fprintf(out, ",\"line\":%" PRId32 ",", line);
+    put_share(out, "self", self);
+    putc(',', out);
+    put_share(out, "total", total);
+    putc('}', out);
+}
+
 static void put_functions(FILE *out, const struct summary *s)
 {
-    fputs("\"functions\":[", out);
     int first = 1;
+    fputs("\"functions\":[", out);
     for (size_t i = 0; i < s->n_functions; i++) {
         const struct summary_function *f = &s->functions[i];
-        if (!f->self.value && !f->total.value) continue;
-        fputs(first ? "\n{" : ",\n{", out);
-        first = 0;
-        put_str(out, "name", f->name);
-        putc(',', out);
-        put_str(out, "file", f->file);
-        fprintf(out, ",\"line\":%" PRId32 ",", f->line);
-        put_share(out, "self", &f->self);
-        putc(',', out);
-        put_share(out, "total", &f->total);
-        putc('}', out);
+        put_hot(out, &first, "name", f->name, f->file, f->line, &f->self, &f->total);
     }
     fputs("],\n", out);
 }
 
 static void put_lines(FILE *out, const struct summary *s)
 {
-    fputs("\"lines\":[", out);
     int first = 1;
+    fputs("\"lines\":[", out);
     for (size_t i = 0; i < s->n_lines; i++) {
         const struct summary_line *l = &s->lines[i];
-        if (!l->self.value && !l->total.value) continue;
-        fputs(first ? "\n{" : ",\n{", out);
-        first = 0;
-        put_str(out, "function", s->functions[l->function].name);
-        putc(',', out);
-        put_str(out, "file", l->file);
-        fprintf(out, ",\"line\":%" PRId32 ",", l->line);
-        put_share(out, "self", &l->self);
-        putc(',', out);
-        put_share(out, "total", &l->total);
-        putc('}', out);
+        put_hot(out, &first, "function", s->functions[l->function].name, l->file, l->line, &l->self,
+                &l->total);
     }
     fputs("]", out);
 }

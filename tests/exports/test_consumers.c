@@ -457,6 +457,72 @@ static void check_summary_json(const struct profile *p, const struct summary *s,
 
 /* ------------------------------------------------------------------ main */
 
+/* The pprof kestrel wrote, read back by kestrel itself (`kestrel export`, the
+ * sanitizer build) and written in every format: every hostile name must come through
+ * the pprof reader and each writer exactly, and the CPU total must be kept. */
+static void check_cli_roundtrip(const struct profile *p, const char *pp, const char *exp_pp,
+                                const char *node, const char *consumers)
+{
+    static const char *const formats[] = {"speedscope", "cpuprofile", "folded", "summary", "pprof"};
+    char cmd[4096], *out[5];
+    for (size_t i = 0; i < 5; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "cli.%s", formats[i]);
+        out[i] = path_of(name);
+        snprintf(cmd, sizeof cmd, "build/bin/kestrel-san export --format %s -o %s %s", formats[i],
+                 out[i], pp);
+        CHECKF(run(cmd) == 0, "kestrel export --format %s", formats[i]);
+    }
+    int cpu = profile_find_sample_type(p, "cpu");
+    int64_t total = 0;
+    for (size_t i = 0; i < p->n_samples; i++)
+        total += profile_values(p, i)[cpu];
+    json_t *hot = json_array();
+    for (size_t h = 0; h < N_NAMES; h++)
+        json_array_append_new(hot, json_string(names[h].read));
+    json_array_append_new(hot, json_string("inlined_leaf"));
+    dump(json_pack("{s:s, s:I, s:O}", "unit", "nanoseconds", "total_weight", (json_int_t)total,
+                   "names", hot),
+         "cli.expect-speedscope.json");
+    dump(json_pack("{s:s, s:f, s:O}", "unit", "microseconds", "total_weight", total / 1000.0,
+                   "names", hot),
+         "cli.expect-cpuprofile.json");
+    snprintf(cmd, sizeof cmd,
+             "%s %s/speedscope_probe.mjs %s %s/cli.expect-speedscope.json %s "
+             "%s/cli.expect-cpuprofile.json",
+             node, consumers, out[0], dir, out[1], dir);
+    CHECKF(run(cmd) == 0, "speedscope import of kestrel export's files");
+    snprintf(cmd, sizeof cmd, "python3 %s/pprof_raw_check.py %s %s/%s", consumers, out[4], dir,
+             exp_pp);
+    CHECKF(run(cmd) == 0, "go tool pprof, pprof -> kestrel export -> pprof");
+
+    char *folded = slurp(out[2], NULL);
+    int64_t sum = 0;
+    for (char *l = folded; l && *l; l = strchr(l, '\n') + 1) {
+        char *nl = strchr(l, '\n'), *sp = nl ? memrchr(l, ' ', (size_t)(nl - l)) : NULL;
+        if (!sp) break;
+        sum += strtoll(sp + 1, NULL, 10);
+    }
+    CHECKF(sum == total, "folded from pprof: counts sum to %" PRId64 ", want %" PRId64, sum, total);
+    json_error_t err;
+    json_t *sj = json_load_file(out[3], 0, &err);
+    CHECKF(sj != NULL, "profile.json from pprof: %s", err.text);
+    for (size_t h = 0; h < N_NAMES; h++) {
+        CHECKF(folded && strstr(folded, names[h].folded), "folded from pprof lacks name %zu", h);
+        int found = 0;
+        json_t *fns = json_object_get(sj, "functions"), *e;
+        size_t k;
+        json_array_foreach(fns, k, e) found |=
+            !strcmp(json_string_value(json_object_get(e, "name")), names[h].read);
+        CHECKF(found, "profile.json from pprof lacks name %zu", h);
+    }
+    json_decref(sj);
+    json_decref(hot);
+    free(folded);
+    for (size_t i = 0; i < 5; i++)
+        free(out[i]);
+}
+
 static void check_cpu(const char *node, const char *consumers)
 {
     /* CPU time (nanoseconds), sample counts, and counts alone (no CPU times recorded). */
@@ -495,6 +561,7 @@ static void check_cpu(const char *node, const char *consumers)
         CHECKF(run(cmd) == 0, "go tool pprof");
         check_folded(p, s, fo);
         check_summary_json(p, s, js);
+        if (c == 0) check_cli_roundtrip(p, pp, exp_pp, node, consumers);
         free(ss), free(cp), free(fo), free(js), free(pp);
         summary_free(s);
         profile_free(p);
@@ -514,6 +581,15 @@ static void check_heap(const char *consumers)
     snprintf(cmd, sizeof cmd, "python3 %s/pprof_raw_check.py %s %s/heap.expect-pprof.json",
              consumers, pp, dir);
     CHECKF(run(cmd) == 0, "go tool pprof (heap)");
+    /* In-use bytes as a speedscope flame graph, in bytes. */
+    char *ss = write_export(&writer_speedscope, p, s, "heap");
+    expect_speedscope(p, s, "bytes", "heap.expect-speedscope.json");
+    snprintf(cmd, sizeof cmd,
+             "node %s/speedscope_schema.mjs %s && node %s/speedscope_probe.mjs %s "
+             "%s/heap.expect-speedscope.json",
+             consumers, ss, consumers, ss, dir);
+    CHECKF(run(cmd) == 0, "speedscope (heap)");
+    free(ss);
     /* A heap profile has no time: the V8 format refuses it, and leaves no file. */
     char *cp = path_of("heap.cpuprofile");
     CHECK(writer_write_file(&writer_cpuprofile, p, s, cp) == -EINVAL);
