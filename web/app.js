@@ -368,6 +368,7 @@
                 return out.sort((a, b) => b.w - a.w);
             },
             lastDrawMs: () => view.lastDrawMs,
+            firstDrawAt: () => view.firstDrawAt,
             pan: (dx, dy) => { view.pan(dx, dy); view.draw(); return view.lastDrawMs; },
             zoomAround: (cx, f) => { view.zoomAround(cx, f); view.draw(); return view.lastDrawMs; },
         };

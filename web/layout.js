@@ -9,15 +9,8 @@
  * x and widths are in units of the selected sample type. Depth 0 has frame -1. */
 'use strict';
 const KLayout = (() => {
-    /* A typed array that grows by doubling. */
-    function grow(a, need)
-    {
-        if (need <= a.length) return a;
-        const b = new a.constructor(Math.max(need, a.length * 2));
-        b.set(a);
-        return b;
-    }
-
+    /* Node arrays with a known capacity (both layouts count their nodes first, so
+     * nothing grows or is copied while building). */
     function Nodes(cap)
     {
         this.n = 0;
@@ -31,15 +24,28 @@ const KLayout = (() => {
     }
     Nodes.prototype.add = function (frame, parent, depth, x) {
         const i = this.n++;
-        if (i >= this.frame.length)
-            for (const k of ['frame', 'parent', 'depth', 'x', 'total', 'self', 'count'])
-                this[k] = grow(this[k], i + 1);
         this.frame[i] = frame;
         this.parent[i] = parent;
         this.depth[i] = depth;
         this.x[i] = x;
         return i;
     };
+
+    /* Per depth, the node ids in the order given (which is increasing x in each row). */
+    function rowsOf(nodes, order)
+    {
+        let maxDepth = 0;
+        for (let i = 0; i < nodes.n; i++) if (nodes.depth[i] > maxDepth) maxDepth = nodes.depth[i];
+        const size = new Int32Array(maxDepth + 1);
+        for (const v of order) size[nodes.depth[v]]++;
+        const rows = Array.from(size, (n) => new Int32Array(n));
+        size.fill(0);
+        for (const v of order) {
+            const d = nodes.depth[v];
+            rows[d][size[d]++] = v;
+        }
+        return rows;
+    }
 
     function finish(kind, nodes, rows)
     {
@@ -48,7 +54,7 @@ const KLayout = (() => {
         return {
             kind, n: nodes.n, frame: nodes.frame, parent: nodes.parent, depth: nodes.depth,
             x: nodes.x, total: nodes.total, self: nodes.self, count: nodes.count,
-            rows: rows.map((r) => Int32Array.from(r)), maxDepth, width: nodes.total[0] || 0,
+            rows, maxDepth, width: nodes.total[0] || 0,
         };
     }
 
@@ -60,7 +66,12 @@ const KLayout = (() => {
         for (let s = 0; s < stacks.length; s++) if (w[s] > 0) cap += stacks[s].length;
         const nodes = new Nodes(cap);
         nodes.add(-1, -1, 0, 0);
-        const child = new Map(); /* parent * nFrames + frame -> node */
+        /* Child lookup (parent, frame) -> node: open addressing over node ids, the key
+         * read back from the node itself, so no key is ever boxed. */
+        let slots = 1;
+        while (slots < cap * 2) slots <<= 1;
+        const table = new Int32Array(slots).fill(-1), mask = slots - 1;
+        const fr = nodes.frame, par = nodes.parent;
         for (let s = 0; s < stacks.length; s++) {
             const ws = w[s];
             if (!(ws > 0)) continue;
@@ -69,11 +80,13 @@ const KLayout = (() => {
             nodes.total[0] += ws;
             nodes.count[0] += cnt[s];
             for (let d = 0; d < st.length; d++) {
-                const key = cur * nFrames + st[d];
-                let c = child.get(key);
-                if (c === undefined) {
-                    c = nodes.add(st[d], cur, d + 1, 0);
-                    child.set(key, c);
+                const f = st[d];
+                let h = (Math.imul(cur, 0x9e3779b1) ^ Math.imul(f + 1, 0x85ebca6b)) & mask;
+                let c;
+                while ((c = table[h]) >= 0 && !(par[c] === cur && fr[c] === f)) h = (h + 1) & mask;
+                if (c < 0) {
+                    c = nodes.add(f, cur, d + 1, 0);
+                    table[h] = c;
                 }
                 nodes.total[c] += ws;
                 nodes.count[c] += cnt[s];
@@ -88,38 +101,53 @@ const KLayout = (() => {
         for (let i = 0; i < n; i++) start[i + 1] += start[i];
         const kids = new Int32Array(Math.max(n - 1, 0)), fill = start.slice(0, n);
         for (let i = 1; i < n; i++) kids[fill[nodes.parent[i]]++] = i;
-        const tot = nodes.total, fr = nodes.frame;
+        const tot = nodes.total;
         const widest = (a, b) => tot[b] - tot[a] || rank[fr[a]] - rank[fr[b]];
         for (let p = 0; p < n; p++) {
             if (start[p + 1] - start[p] < 2) continue;
-            const sorted = Array.from(kids.subarray(start[p], start[p + 1])).sort(widest);
-            kids.set(sorted, start[p]);
+            kids.subarray(start[p], start[p + 1]).sort(widest);
         }
         /* Preorder: x of each child after its older siblings; rows come out in x order. */
-        const rows = [];
-        const todo = [0];
-        while (todo.length) {
-            const v = todo.pop();
-            const d = nodes.depth[v];
-            (rows[d] || (rows[d] = [])).push(v);
+        const order = new Int32Array(n), todo = new Int32Array(n);
+        let top = 0, k = 0;
+        todo[top++] = 0;
+        while (top) {
+            const v = todo[--top];
+            order[k++] = v;
             let x = nodes.x[v];
-            for (let k = start[v]; k < start[v + 1]; k++) {
-                nodes.x[kids[k]] = x;
-                x += tot[kids[k]];
+            for (let j = start[v]; j < start[v + 1]; j++) {
+                nodes.x[kids[j]] = x;
+                x += tot[kids[j]];
             }
-            for (let k = start[v + 1] - 1; k >= start[v]; k--) todo.push(kids[k]);
+            for (let j = start[v + 1] - 1; j >= start[v]; j--) todo[top++] = kids[j];
         }
-        return finish('merged', nodes, rows);
+        return finish('merged', nodes, rowsOf(nodes, order));
     }
 
     /* order: sample ids in (thread, time) order; stackOf/threadOf/weight: per sample. */
     function timeOrder(stacks, order, stackOf, threadOf, weight, cntOf)
     {
-        const nodes = new Nodes(1024);
-        const rows = [];
-        const openNode = [], openFrame = [], rootThread = [];
+        /* First pass: how many boxes (a new thread opens all of its levels, otherwise
+         * only the levels past the prefix shared with the previous sample). */
+        let cap = 1, prev = null, prevThread = -1, maxLen = 0;
+        for (let k = 0; k < order.length; k++) {
+            const i = order[k];
+            if (!(weight[i] > 0)) continue;
+            const st = stacks[stackOf[i]];
+            if (st.length > maxLen) maxLen = st.length;
+            if (threadOf[i] !== prevThread) {
+                cap += st.length + 1;
+            } else {
+                let c = 0;
+                while (c < st.length && c < prev.length && st[c] === prev[c]) c++;
+                cap += st.length - c;
+            }
+            prev = st;
+            prevThread = threadOf[i];
+        }
+        const nodes = new Nodes(cap);
+        const openNode = new Int32Array(maxLen + 1), openFrame = new Int32Array(maxLen + 1), rootThread = [];
         let openLen = 0, openThread = -1, x = 0;
-        const push = (d, v) => (rows[d] || (rows[d] = [])).push(v);
         nodes.add(-1, -1, 0, 0); /* node 0: the whole selection, never drawn */
         for (let k = 0; k < order.length; k++) {
             const i = order[k], wt = weight[i], c = cntOf ? cntOf[i] : 1;
@@ -131,7 +159,6 @@ const KLayout = (() => {
                 openThread = threadOf[i];
                 const r = nodes.add(-1, 0, 0, x);
                 rootThread.push([r, openThread]);
-                push(0, r);
                 openNode[0] = r;
                 openLen = 1;
             }
@@ -141,9 +168,7 @@ const KLayout = (() => {
                     const f = st[d - 1];
                     if (diverged || d >= openLen || openFrame[d] !== f) {
                         diverged = true;
-                        const v = nodes.add(f, openNode[d - 1], d, x);
-                        push(d, v);
-                        openNode[d] = v;
+                        openNode[d] = nodes.add(f, openNode[d - 1], d, x);
                         openFrame[d] = f;
                     }
                 }
@@ -154,7 +179,8 @@ const KLayout = (() => {
             openLen = st.length + 1;
             x += wt;
         }
-        const out = finish('time', nodes, rows);
+        /* Boxes are made left to right, so node order is x order in every row. */
+        const out = finish('time', nodes, rowsOf(nodes, Int32Array.from({length: nodes.n - 1}, (_, v) => v + 1)));
         out.thread = new Int32Array(out.n).fill(-1);
         for (const [r, t] of rootThread) out.thread[r] = t;
         return out;

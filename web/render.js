@@ -123,7 +123,9 @@ const KRender = (() => {
             flushDust();
         }
         ctx.globalAlpha = 1;
-        this.lastDrawMs = performance.now() - t0;
+        const t1 = performance.now();
+        this.lastDrawMs = t1 - t0;
+        if (this.firstDrawAt === undefined) this.firstDrawAt = t1; /* since navigation start */
     };
 
     FlameView.prototype.clampScroll = function (h) {
