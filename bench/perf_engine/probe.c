@@ -74,6 +74,7 @@ int main(void)
     attr_clock(&a, 1);
     int fd1 = popen_ev(&a, me);
     printf("task-clock exclude_kernel=1 on own tid: %s\n", fd1 >= 0 ? "ok" : strerror(errno));
+    if (fd1 < 0) return 1;
     attr_clock(&a, 0);
     int fd0 = popen_ev(&a, me);
     printf("task-clock exclude_kernel=0 on own tid: %s\n", fd0 >= 0 ? "ok" : strerror(errno));
@@ -90,6 +91,7 @@ int main(void)
     size_t len = (size_t)pg * (1 + 8);
     void *ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd1, 0);
     printf("mmap 8 data pages: %s\n", ring != MAP_FAILED ? "ok" : strerror(errno));
+    if (ring == MAP_FAILED) return 1;
     int r = ioctl(fdo, PERF_EVENT_IOC_SET_OUTPUT, fd1);
     printf("SET_OUTPUT from another thread's (cpu=-1) event into this ring: %s\n",
            r == 0 ? "ok" : strerror(errno));

@@ -46,6 +46,7 @@
 #define KESTREL_ENGINE_H
 #include "registry.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct engine_config {
@@ -53,6 +54,12 @@ struct engine_config {
     int signo;                 /* the signal an engine that signals threads uses */
     uint64_t start_mono_ns;    /* session start, CLOCK_MONOTONIC */
     void (*on_stopped)(void);  /* engine thread, after its final drain: writes the file */
+};
+
+/* A count an engine reports in the raw file's `engine_stats` object. */
+struct engine_stat {
+    const char *name; /* a static string, the JSON key */
+    uint64_t value;
 };
 
 struct engine {
@@ -63,6 +70,9 @@ struct engine {
     void (*thread_stop)(struct reg_slot *s);
     void (*stop)(void);
     void (*after_fork_child)(void);
+    /* Optional: up to `max` counts for the raw file, on the engine thread at on_stopped
+     * time. Returns how many it filled. */
+    size_t (*stats)(struct engine_stat *out, size_t max);
 };
 
 extern const struct engine engine_signal;

@@ -98,9 +98,13 @@ static void prof_on_stopped(void)
         prof.write_result = 0;
         return;
     }
+    struct engine_stat stats[16];
+    size_t n_stats = prof_engine_v->stats ? prof_engine_v->stats(stats, 16) : 0;
     struct rawjson_meta m = {
         .engine = prof_engine_v->name,
         .engine_fallback = prof.fallback,
+        .engine_stats = stats,
+        .n_engine_stats = n_stats,
         .rate_hz = prof.hz,
         .requested_hz = prof.requested_hz,
         .pid = lifecycle_pid(),
@@ -131,6 +135,13 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
             fprintf(stderr, "kestrel: KESTREL_PROFILE_ENGINE=%s: %s; CPU profiling is off\n",
                     engine_want ? engine_want : "auto", why ? why : "unavailable");
         return -ENOTSUP;
+    }
+    /* auto fell back: say why once per process tree (a fork child starts over silently). */
+    static int fallback_said;
+    if (from_env && e != &engine_perf && why && !fallback_said) {
+        fallback_said = 1;
+        fprintf(stderr, "kestrel: the perf engine is unavailable (%s); using the signal engine\n",
+                why);
     }
     int r = threads_init();
     if (r == 0)

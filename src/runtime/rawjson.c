@@ -253,6 +253,16 @@ static void rj_document(struct rj *w, const struct rawjson_meta *m)
     rj_s(w, ",\"engine\":"), rj_str(w, m->engine);
     if (m->engine_fallback)
         rj_s(w, ",\"engine_fallback\":"), rj_str(w, m->engine_fallback);
+    if (m->n_engine_stats) {
+        rj_s(w, ",\"engine_stats\":{");
+        for (size_t i = 0; i < m->n_engine_stats; i++) {
+            if (i)
+                rj_s(w, ",");
+            rj_key(w, m->engine_stats[i].name);
+            rj_u(w, m->engine_stats[i].value);
+        }
+        rj_s(w, "}");
+    }
     rj_s(w, ",\"platform\":");
 #if defined(__x86_64__)
     rj_str(w, "linux-x86_64");

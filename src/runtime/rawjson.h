@@ -6,11 +6,15 @@
  * Signal handlers: nothing. Inside malloc: nothing (an mmap'd buffer, write(2)). */
 #ifndef KESTREL_RAWJSON_H
 #define KESTREL_RAWJSON_H
+#include "engine.h"
+
 #include <stdint.h>
 
 struct rawjson_meta {
     const char *engine;          /* "signal" or "perf" */
     const char *engine_fallback; /* why `auto` did not pick perf, or NULL */
+    const struct engine_stat *engine_stats; /* the engine's own counts */
+    size_t n_engine_stats;
     unsigned rate_hz;            /* the rate sampled at (clamped) */
     unsigned requested_hz;       /* the rate asked for */
     int pid;

@@ -1,9 +1,38 @@
-# Tests of the perf_event engine: the ring reader and record parser on hand-made and
-# real rings (built with the sanitizers, the parser compiled in directly).
-PERF_UNIT_TESTS := $(BUILD)/tests/perf/test_perf_ring
-TESTS     += $(PERF_UNIT_TESTS)
-TEST_DEPS += $(PERF_UNIT_TESTS)
+# Tests of the perf_event engine:
+#  - the ring reader and record parser on hand-made and real rings (sanitizers on, the
+#    parser compiled in directly);
+#  - the engine end to end (test_perf_engine.py): no signal ever reaches the program,
+#    the profile matches the work, auto picks perf, and falls back when a seccomp
+#    filter refuses perf_event_open;
+#  - the whole CPU runtime suite (tests/runtime) a second time with the perf engine
+#    forced: one wrapper per test under build/tests/perf-pass/.
+PERF_DIR        := $(BUILD)/tests/perf
+PERF_UNIT_TESTS := $(PERF_DIR)/test_perf_ring
+PERF_HELPERS    := $(PERF_DIR)/quiet $(PERF_DIR)/noperf $(PERF_DIR)/work
+PERF_PASS_OF    := $(sort $(wildcard tests/runtime/test_*.c tests/runtime/test_*.py))
+PERF_PASS       := $(patsubst tests/runtime/%,$(BUILD)/tests/perf-pass/%,$(basename $(PERF_PASS_OF)))
 
-$(BUILD)/tests/perf/test_perf_ring: tests/perf/test_perf_ring.c src/runtime/perf_ring.c src/runtime/perf_ring.h
+TESTS     += $(PERF_UNIT_TESTS) tests/perf/test_perf_engine.py $(PERF_PASS)
+TEST_DEPS += $(PERF_UNIT_TESTS) $(PERF_HELPERS) $(PERF_PASS) $(LIBKESTREL_SO)
+
+$(PERF_DIR)/test_perf_ring: tests/perf/test_perf_ring.c src/runtime/perf_ring.c src/runtime/perf_ring.h
 	@mkdir -p $(@D)
 	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -o $@ tests/perf/test_perf_ring.c src/runtime/perf_ring.c
+
+# Programs to be profiled: frame pointers on, like `kestrel run` builds them.
+$(PERF_DIR)/quiet: tests/perf/quiet.c
+	@mkdir -p $(@D)
+	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -o $@ $<
+$(PERF_DIR)/work: bench/engines/work.c
+	@mkdir -p $(@D)
+	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -o $@ $<
+$(PERF_DIR)/noperf: tests/perf/noperf.c
+	@mkdir -p $(@D)
+	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -o $@ $<
+
+# The runtime's tests read KESTREL_PROFILE_ENGINE; each wrapper forces perf and runs
+# the test as built or written by tests/runtime/rules.mk.
+$(BUILD)/tests/perf-pass/%: tests/perf/rules.mk
+	@mkdir -p $(@D)
+	@t=$$(ls tests/runtime/$*.py 2>/dev/null || echo $(BUILD)/tests/runtime/$*); \
+	  printf '#!/bin/sh\nKESTREL_PROFILE_ENGINE=perf exec %s "$$@"\n' "$$t" > $@ && chmod +x $@

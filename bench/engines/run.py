@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Sampling engines side by side: kestrel's perf engine, its signal engine and
+`perf record -g`, on the same fixed work (bench/engines/work.c: shares 1/6, 2/6, 3/6
+by construction), at several rates, with one thread and with eight. Runs are
+interleaved (every configuration once per round, in a rotating order) and each figure
+is the median over the rounds.
+
+Per configuration:
+  rate      on-CPU samples of each worker thread / (its CPU seconds x requested Hz):
+            the median over threads and the lowest thread
+  overhead  the process's CPU time at the end of main against the unprofiled runs of
+            the same round (kestrel: its own thread included; perf record: the
+            workload only) and the total of every process involved (kestrel's final
+            write and perf's own process included)
+  memory    peak RSS beyond the unprofiled run (perf record: the perf process's own
+            peak RSS)
+  error     mean absolute error of the three functions' shares against the truth,
+            in percentage points
+
+Usage: run.py [--rounds N] [--rates 100,997,...] [--threads 1,8] [--markdown FILE]
+"""
+import argparse, json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WORK = os.path.join(ROOT, "build/bench/engines/work")
+LIB = os.path.join(ROOT, "build/lib/libkestrel.so")
+TRUTH = {"work_a": 1 / 6, "work_b": 2 / 6, "work_c": 3 / 6}
+UNITS = {1: 1200, 8: 300}  # about 1.1 s of CPU per thread count's run here
+
+
+def run_child(cmd, env=None):
+    """Runs cmd; returns (status, rusage of it and everything it waited for)."""
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
+    err = p.stderr.read().decode(errors="replace")
+    p.stderr.close()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, ru, err
+
+
+def attribute(ranges, pc):
+    for name, (lo, hi) in ranges.items():
+        if lo <= pc < hi:
+            return name
+    return None
+
+
+def kestrel_samples(raw_path, work):
+    """Per worker tid: on-CPU sample count; overall leaf counts per function."""
+    with open(raw_path) as f:
+        raw = json.load(f)
+    tids = {i: t.get("tid") for i, t in enumerate(raw["threads"])}
+    per_tid, per_fn = {}, {k: 0 for k in TRUTH}
+    for row in raw["samples"]:
+        if row[3] != 0:
+            continue
+        tid = tids.get(row[1])
+        per_tid[tid] = per_tid.get(tid, 0) + 1
+        stack = raw["stacks"][row[2]]
+        fn = attribute(work["ranges"], stack[0]) if stack else None
+        if fn:
+            per_fn[fn] += 1
+    return per_tid, per_fn, raw.get("engine"), raw.get("dropped", 0)
+
+
+def perf_samples(data_path, work):
+    out = subprocess.run(["perf", "script", "-i", data_path, "-F", "tid,ip", "-G"],
+                         capture_output=True, text=True, check=True).stdout
+    per_tid, per_fn = {}, {k: 0 for k in TRUTH}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        tid, ip = int(parts[0]), int(parts[1], 16)
+        per_tid[tid] = per_tid.get(tid, 0) + 1
+        fn = attribute(work["ranges"], ip)
+        if fn:
+            per_fn[fn] += 1
+    return per_tid, per_fn, "perf record", 0
+
+
+def one(cfg, threads, hz, tmp):
+    side = os.path.join(tmp, "work.json")
+    cmd = [WORK, str(threads), str(UNITS[threads]), side]
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("KESTREL_"):
+            del env[k]
+    raw = os.path.join(tmp, "raw.json")
+    if cfg in ("perf", "signal"):
+        env.update(LD_PRELOAD=LIB, KESTREL_PROFILE=raw, KESTREL_PROFILE_HZ=str(hz),
+                   KESTREL_PROFILE_ENGINE=cfg)
+    elif cfg == "perf record":
+        cmd = ["perf", "record", "-q", "-g", "-F", str(hz), "-o",
+               os.path.join(tmp, "perf.data"), "--"] + cmd
+    rc, ru, err = run_child(cmd, env)
+    if rc != 0:
+        sys.exit(f"bench: {cfg} at {hz} Hz, {threads} threads: exit {rc}: {err.strip()}")
+    with open(side) as f:
+        work = json.load(f)
+    res = {"cpu": work["cpu_s"], "total": ru.ru_utime + ru.ru_stime,
+           "rss_kb": ru.ru_maxrss if cfg == "perf record" else work["maxrss_kb"]}
+    if cfg == "none":
+        return res
+    if cfg == "perf record":
+        per_tid, per_fn, engine, dropped = perf_samples(os.path.join(tmp, "perf.data"), work)
+    else:
+        per_tid, per_fn, engine, dropped = kestrel_samples(raw, work)
+        if engine != cfg:
+            sys.exit(f"bench: asked for the {cfg} engine, the file says {engine!r}: {err.strip()}")
+    rates = [per_tid.get(t["tid"], 0) / (t["cpu_ns"] / 1e9 * hz) for t in work["threads"]]
+    n = sum(per_fn.values())
+    mae = statistics.mean(abs(per_fn[k] / n - TRUTH[k]) for k in TRUTH) * 100 if n else float("nan")
+    res.update(rate_med=statistics.median(rates), rate_min=min(rates), mae=mae,
+               dropped=dropped)
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rates", default="100,997,4999,10000")
+    ap.add_argument("--threads", default="1,8")
+    ap.add_argument("--configs", default="perf,signal,perf record")
+    ap.add_argument("--markdown")
+    ap.add_argument("--probe", help="bench/perf_engine/probe binary: what the kernel allows")
+    ap.add_argument("--stack-cost", help="bench/perf_engine/stack_cost binary")
+    a = ap.parse_args()
+    rates = [int(x) for x in a.rates.split(",")]
+    tcounts = [int(x) for x in a.threads.split(",")]
+    cfgs = ["none"] + a.configs.split(",")
+    load0 = os.getloadavg()
+    results = {}
+    tmp = tempfile.mkdtemp(prefix="kestrel-engines-")
+    try:
+        for r in range(a.rounds):
+            for t in tcounts:
+                for hz in rates:
+                    order = cfgs[r % len(cfgs):] + cfgs[:r % len(cfgs)]
+                    for cfg in order:
+                        results.setdefault((t, hz, cfg), []).append(one(cfg, t, hz, tmp))
+            print(f"round {r + 1}/{a.rounds} done, load {os.getloadavg()[0]:.2f}",
+                  file=sys.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    load1 = os.getloadavg()
+
+    med = lambda xs: statistics.median(xs)
+    lines = []
+    lines.append(f"Load average before/after: {load0[0]:.2f} / {load1[0]:.2f} "
+                 f"(1-minute), {os.cpu_count()} CPUs, {a.rounds} interleaved rounds, medians.")
+    lines.append("")
+    lines.append("| threads | Hz | sampler | rate (median thread) | rate (lowest thread) "
+                 "| overhead, process CPU | overhead, all processes | memory | share error (pp) |")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
+    for t in tcounts:
+        for hz in rates:
+            base = results[(t, hz, "none")]
+            for cfg in cfgs[1:]:
+                rs = results[(t, hz, cfg)]
+                ov = med([(x["cpu"] - b["cpu"]) / b["cpu"] * 100 for x, b in zip(rs, base)])
+                ovt = med([(x["total"] - b["total"]) / b["total"] * 100 for x, b in zip(rs, base)])
+                if cfg == "perf record":
+                    mem = f"{med([x['rss_kb'] for x in rs]) / 1024:.1f} MiB (perf's own)"
+                else:
+                    mem = f"{med([x['rss_kb'] - b['rss_kb'] for x, b in zip(rs, base)]) / 1024:+.1f} MiB"
+                name = {"perf": "kestrel perf engine", "signal": "kestrel signal engine"}.get(cfg, cfg)
+                lines.append(f"| {t} | {hz} | {name} | {med([x['rate_med'] for x in rs]):.3f} | "
+                             f"{med([x['rate_min'] for x in rs]):.3f} | {ov:+.2f}% | {ovt:+.2f}% | "
+                             f"{mem} | {med([x['mae'] for x in rs]):.2f} |")
+    if a.probe:
+        out = subprocess.run([a.probe], capture_output=True, text=True, check=True).stdout
+        lines += ["", "What this kernel allows a process on its own threads "
+                  f"(`{os.path.relpath(a.probe, ROOT)}`):", "", "```", out.rstrip(), "```"]
+    if a.stack_cost:
+        out = subprocess.run([a.stack_cost, str(a.rounds)], capture_output=True, text=True,
+                             check=True).stdout
+        lines += ["", "Cost of the user registers and stack copy per sample (one busy thread, "
+                  f"`{os.path.relpath(a.stack_cost, ROOT)} {a.rounds}`, load "
+                  f"{os.getloadavg()[0]:.2f}):", "", out.rstrip()]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if a.markdown:
+        write_section(a.markdown, text, " ".join(sys.argv[1:]))
+
+
+def write_section(path, body, args):
+    head = "## Sampling engines\n"
+    intro = ("\nkestrel's perf engine, its signal engine and `perf record -g` on the same fixed "
+             "work (bench/engines/work.c, shares 1:2:3), measured by `make bench` with:\n\n"
+             "```\nmake bench   # runs: bench/engines/run.py " + args + "\n```\n\n"
+             "Rate = on-CPU samples of a thread / (its CPU seconds x requested Hz). "
+             "Overhead, process CPU = the workload's own CPU time at the end of main against "
+             "an unprofiled run of the same round (kestrel's thread included, perf's process "
+             "not); all processes = wait4 rusage of everything launched. Memory = peak RSS "
+             "beyond the unprofiled run. Share error = mean absolute error of the three "
+             "functions' shares against 1/6, 2/6, 3/6. Measured " +
+             time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()) + ".\n\n")
+    section = head + intro + body
+    old = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
+    start = old.find(head)
+    if start < 0:
+        new = old.rstrip("\n") + "\n\n" + section
+    else:
+        end = old.find("\n## ", start + len(head))
+        new = old[:start] + section + ("\n" + old[end + 1:] if end >= 0 else "")
+    with open(path, "w") as f:
+        f.write(new)
+
+
+if __name__ == "__main__":
+    main()
