@@ -13,7 +13,7 @@
     const HOT_ROWS = 300;
 
     const st = {
-        p: null, fns: null, rank: null, colors: null,
+        p: null, fns: null, fnRank: null, fnColors: null, fstacks: null,
         sel: {type: 0, state: 'both', thread: -1}, view: 'merged',
         sw: null, lay: null, rows: [], sort: {key: 'self', desc: true},
         matched: null, selectedFn: -1, focus: -1,
@@ -26,7 +26,7 @@
     function label(v)
     {
         const lay = st.lay, f = lay.frame[v];
-        if (f >= 0) return st.p.frames[f].name;
+        if (f >= 0) return st.fns.list[f].name;
         if (lay.kind === 'time') {
             const t = st.p.threads[lay.thread[v]];
             return t ? threadName(t) : 'thread';
@@ -50,18 +50,18 @@
         const se = (p) => (withErrors() ? KFormat.stdErr(p, n) : NaN);
         const ps = share(lay.self[v]), pt = share(lay.total[v]);
         return [
-            ['self', KFormat.shareWithErr(ps, se(ps)) + '  ' + KFormat.value(lay.self[v], unitOf())],
-            ['total', KFormat.shareWithErr(pt, se(pt)) + '  ' + KFormat.value(lay.total[v], unitOf())],
-            ['samples', KFormat.count(lay.count[v])],
+            ['self', KFormat.shareWithErr(ps, se(ps)), KFormat.value(lay.self[v], unitOf())],
+            ['total', KFormat.shareWithErr(pt, se(pt)), KFormat.value(lay.total[v], unitOf())],
+            ['samples', KFormat.count(lay.count[v]), ''],
         ];
     }
 
     function factsTable(rows)
     {
         const t = el('table');
-        for (const [k, val] of rows) {
+        for (const [k, val, extra] of rows) {
             const tr = el('tr');
-            tr.append(el('td', null, k), el('td', null, val));
+            tr.append(el('td', null, k), el('td', null, val), el('td', null, extra));
             t.append(tr);
         }
         return t;
@@ -78,7 +78,7 @@
         tip.replaceChildren();
         const f = st.lay.frame[v];
         tip.append(el('div', 'name', label(v)));
-        if (f >= 0) tip.append(el('div', 'loc', loc(st.p.frames[f])));
+        if (f >= 0) tip.append(el('div', 'loc', loc(st.fns.list[f])));
         tip.append(factsTable(boxFacts(v)));
         tip.hidden = false;
         const box = $('graph').getBoundingClientRect();
@@ -120,7 +120,7 @@
                                          'Drag or scroll to pan, Ctrl + wheel zooms.'));
             return;
         }
-        const fr = st.p.frames[f];
+        const fr = st.fns.list[f];
         d.append(el('div', 'name', fr.name), el('div', 'loc', loc(fr)), factsTable(boxFacts(v)));
         const b = el('button', null, 'Show source');
         b.id = 'show-source';
@@ -141,14 +141,22 @@
             out.textContent = m.weight > 0 ? KFormat.percent(m.share) + ' of the selection matches “' + q + '”'
                                             : 'no frame matches “' + q + '”';
         }
-        view.dim = st.matched || (st.selectedFn >= 0 ? fnMask(st.selectedFn) : null);
+        view.dim = st.matched ? byFunction(st.matched) : st.selectedFn >= 0 ? fnMask(st.selectedFn) : null;
         view.redraw();
+    }
+
+    /* The graph's boxes are functions: a per-frame mask becomes a per-function one. */
+    function byFunction(frameMask)
+    {
+        const m = new Uint8Array(st.fns.list.length);
+        frameMask.forEach((on, f) => { if (on) m[st.fns.ofFrame[f]] = 1; });
+        return m;
     }
 
     function fnMask(fn)
     {
-        const m = new Uint8Array(st.p.frames.length);
-        for (const f of st.fns.list[fn].frames) m[f] = 1;
+        const m = new Uint8Array(st.fns.list.length);
+        m[fn] = 1;
         return m;
     }
 
@@ -266,10 +274,10 @@
         st.sw = KProfile.stackWeights(p, st.sel);
         if (st.view === 'time') {
             const order = KProfile.timeOrder(p, st.sel);
-            st.lay = KLayout.timeOrder(p.stacks, order, p.samples.stack, p.samples.thread,
+            st.lay = KLayout.timeOrder(st.fstacks, order, p.samples.stack, p.samples.thread,
                                        p.samples.values[st.sel.type], null);
         } else {
-            st.lay = KLayout.leftHeavy(p.stacks, st.sw.w, st.sw.cnt, p.frames.length, st.rank);
+            st.lay = KLayout.leftHeavy(st.fstacks, st.sw.w, st.sw.cnt, st.fns.list.length, st.fnRank);
         }
         st.rows = KStats.hotFunctions(p, st.fns, st.sw, withErrors());
         $('empty').hidden = st.sw.total > 0;
@@ -343,20 +351,24 @@
     {
         const raw = $('kestrel-data').textContent;
         view = new KRender.FlameView($('flame'), {
-            label, onZoom, onHover, frameColor: (f) => st.colors[f],
+            label, onZoom, onHover, frameColor: (fn) => st.fnColors[fn],
         });
         try {
             st.p = KProfile.decode(JSON.parse(raw));
         } catch (e) {
             $('empty').hidden = false;
-            $('empty').textContent = raw.trim() === '@KESTREL_DATA@'
+            /* Spliced so that the placeholder occurs once in the page, where the data goes. */
+            $('empty').textContent = raw.trim() === '@KESTREL_' + 'DATA@'
                 ? 'No profile in this page: kestrel view INPUT writes one.' : String(e.message || e);
             return;
         }
         st.sel.type = st.p.defaultType;
         st.fns = KStats.functions(st.p.frames);
-        st.rank = KColors.rankFrames(st.p.frames);
-        st.colors = KColors.frameColors(st.p.frames);
+        /* Boxes merge by function (file, name); its colour and rank are its frames'. */
+        const rank = KColors.rankFrames(st.p.frames), colors = KColors.frameColors(st.p.frames);
+        st.fnRank = Int32Array.from(st.fns.list, (fn) => rank[fn.frames[0]]);
+        st.fnColors = st.fns.list.map((fn) => colors[fn.frames[0]]);
+        st.fstacks = st.p.stacks.map((s) => s.map((f) => st.fns.ofFrame[f]));
         fillControls();
         recompute();
         /* For tests and scripts: where a frame is drawn, and how long the last draw took. */
@@ -364,7 +376,7 @@
             boxes: (name) => {
                 const out = [];
                 for (let v = 0; v < st.lay.n; v++)
-                    if (st.lay.frame[v] >= 0 && st.p.frames[st.lay.frame[v]].name === name) out.push(view.rectOf(v));
+                    if (st.lay.frame[v] >= 0 && st.fns.list[st.lay.frame[v]].name === name) out.push(view.rectOf(v));
                 return out.sort((a, b) => b.w - a.w);
             },
             lastDrawMs: () => view.lastDrawMs,

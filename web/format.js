@@ -15,17 +15,16 @@ const KFormat = (() => {
     function percent(share)
     {
         if (!Number.isFinite(share)) return '—';
-        const v = share * 100;
-        if (v !== 0 && Math.abs(v) < 0.1) return v.toFixed(2) + '%';
-        return v.toFixed(1) + '%';
+        const v = share * 100, one = v.toFixed(1);
+        return (v !== 0 && (one === '0.0' || one === '-0.0') ? v.toFixed(2) : one) + '%';
     }
 
     /* "12.3% ±0.4"; the SE is left out when it is not defined (no sample count). */
     function shareWithErr(share, se)
     {
         if (!Number.isFinite(se)) return percent(share);
-        const e = se * 100;
-        return percent(share) + ' ±' + (e !== 0 && e < 0.1 ? e.toFixed(2) : e.toFixed(1));
+        const e = se * 100, one = e.toFixed(1);
+        return percent(share) + ' ±' + (e !== 0 && one === '0.0' ? e.toFixed(2) : one);
     }
 
     function count(n)

@@ -12,7 +12,8 @@ CLI_EXTRA_DEPS += $(VIEWER_OBJ)
 $(VIEWER_PAGE): $(VIEWER_SRCS)
 	@mkdir -p $(@D)
 	cd web && awk -f inline.awk viewer.html > ../$@.tmp
-	@grep -q '@KESTREL_DATA@' $@.tmp || { echo "web/viewer.html: no @KESTREL_DATA@" >&2; exit 1; }
+	@test "$$(grep -o '@KESTREL_DATA@' $@.tmp | wc -l)" = 1 || \
+	    { echo "web/: @KESTREL_DATA@ must occur exactly once in the page" >&2; rm -f $@.tmp; exit 1; }
 	mv $@.tmp $@
 
 $(VIEWER_C): $(VIEWER_PAGE)

@@ -14,6 +14,10 @@ test('percent and share with its error', () => {
     assert.equal(F.percent(0), '0.0%');
     assert.equal(F.shareWithErr(0.5, 0.05), '50.0% ±5.0');
     assert.equal(F.shareWithErr(0.5, NaN), '50.0%');
+    // Two decimals only where one would read as zero.
+    assert.equal(F.shareWithErr(0.003, 0.000996), '0.3% ±0.1');
+    assert.equal(F.shareWithErr(0.003, 0.0004), '0.3% ±0.04');
+    assert.equal(F.percent(0.000996), '0.1%');
 });
 
 test('values in their units', () => {

@@ -3,8 +3,9 @@
 # tests/viewer/busy.c, and the HTML writer's output checked byte by byte.
 VIEWER_BUSY      := $(BUILD)/tests/viewer/busy
 VIEWER_HTML_TEST := $(BUILD)/tests/viewer/test_write_html
-TESTS     += tests/viewer/test_logic.sh $(VIEWER_HTML_TEST) tests/viewer/test_browser.sh
-TEST_DEPS += $(VIEWER_BUSY) $(VIEWER_HTML_TEST) $(VIEWER_PAGE) $(KESTREL)
+TESTS     += tests/viewer/test_logic.sh $(VIEWER_HTML_TEST) tests/viewer/test_view_cli.sh \
+             tests/viewer/test_browser.sh
+TEST_DEPS += $(VIEWER_BUSY) $(VIEWER_HTML_TEST) $(VIEWER_PAGE) $(KESTREL) $(KESTREL_SAN)
 
 # Compiled from its absolute path, so its debug info names a file the page can embed.
 $(VIEWER_BUSY): tests/viewer/busy.c
