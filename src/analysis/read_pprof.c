@@ -9,6 +9,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "analysis/escape.h"
 #include "analysis/readers.h"
 #include "runtime/pbwire.h"
 
@@ -134,30 +135,8 @@ static int inflate_all(const uint8_t *in, size_t len, uint8_t **out, size_t *out
 
 static int valid_utf8(const uint8_t *s, size_t n)
 {
-    for (size_t i = 0; i < n;) {
-        uint8_t c = s[i];
-        size_t k;
-        uint32_t cp, min;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if ((c & 0xe0) == 0xc0)
-            k = 1, cp = c & 0x1f, min = 0x80;
-        else if ((c & 0xf0) == 0xe0)
-            k = 2, cp = c & 0x0f, min = 0x800;
-        else if ((c & 0xf8) == 0xf0)
-            k = 3, cp = c & 0x07, min = 0x10000;
-        else
-            return 0;
-        if (n - i <= k) return 0;
-        for (size_t j = 1; j <= k; j++) {
-            if ((s[i + j] & 0xc0) != 0x80) return 0;
-            cp = cp << 6 | (s[i + j] & 0x3f);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-        i += k + 1;
-    }
+    for (size_t i = 0, k; i < n; i += k)
+        if (!(k = escape_utf8_seq(s + i, n - i))) return 0;
     return 1;
 }
 
