@@ -49,6 +49,7 @@ struct symbolizer {
     uint32_t *out;            /* new frame indices, concatenated */
     size_t n_out, cap_out;
     char *debuginfo_path;
+    int progress_shown; /* a progress line is on stderr and must be cleared first */
 };
 
 /* ------------------------------------------------------------------ files */
@@ -136,6 +137,13 @@ static int file_describes(const char *path, const struct profile_image *im, char
     return 1;
 }
 
+/* Starts a warning on a line of its own, not after a progress line. */
+static void warn_start(struct symbolizer *z)
+{
+    if (z->progress_shown) fputs("\r\033[K", stderr);
+    z->progress_shown = 0;
+}
+
 /* Picks the file for image i (DESIGN.md §2) and reports it to a fresh libdwfl
  * session. Warns once when a real file is missing or changed. */
 static void open_image(struct symbolizer *z, size_t i)
@@ -147,6 +155,7 @@ static void open_image(struct symbolizer *z, size_t i)
     if (im->path[0] != '/') return; /* [vdso] and the like: nothing on disk describes it */
     const char *file = NULL;
     int at_path = file_describes(im->path, im, why, sizeof why);
+    if (at_path != 1 && !z->o->quiet) warn_start(z);
     if (at_path == 1)
         file = im->path;
     else if (im->is_main && z->o->binary) {
@@ -415,7 +424,11 @@ static int resolve_all(struct symbolizer *z)
     sort_ctx = z;
     qsort(want, n_want, sizeof *want, cmp_want);
 
-    int progress = !z->o->quiet && isatty(2), shown = 0, rc = 0;
+    /* A progress line on a terminal once it takes long: after a second, or after
+     * KESTREL_PROGRESS_DELAY_MS. */
+    int progress = !z->o->quiet && isatty(2), rc = 0;
+    const char *delay_env = getenv("KESTREL_PROGRESS_DELAY_MS");
+    double delay = delay_env ? atof(delay_env) / 1000 : 1.0;
     double start = now_s();
     for (size_t w = 0; !rc && w < n_want; w++) {
         const struct profile_frame *old = &p->frames[want[w].frame];
@@ -429,12 +442,12 @@ static int resolve_all(struct symbolizer *z)
         }
         z->span[want[w].leaf][want[w].frame] =
             (struct sym_span){(uint32_t)first, (uint32_t)(z->n_out - first)};
-        if (progress && (w & 1023) == 0 && now_s() - start > 1.0) {
+        if (progress && (w & 1023) == 0 && now_s() - start >= delay) {
             fprintf(stderr, "\rkestrel: symbolizing %zu/%zu addresses", w, n_want);
-            shown = 1;
+            z->progress_shown = 1;
         }
     }
-    if (shown) fprintf(stderr, "\r\033[K");
+    warn_start(z);
     free(want);
     return rc;
 }

@@ -8,7 +8,9 @@
  * or rebuilt since), else it stays raw hex and a warning says why. Every frame but
  * the leaf is looked up at address - 1, so a return address names the call's line.
  * Separate debug info is found by .gnu_debuglink and /usr/lib/debug/.build-id. C++
- * names are demangled. Each unique address is resolved once. */
+ * names are demangled. Each unique address is resolved once; when that takes more
+ * than a second (KESTREL_PROGRESS_DELAY_MS) and stderr is a terminal, a progress line
+ * says how far it got. */
 #ifndef KESTREL_SYMBOLIZE_H
 #define KESTREL_SYMBOLIZE_H
 #include "analysis/profile.h"

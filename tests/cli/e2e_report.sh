@@ -70,6 +70,14 @@ for k in build/bin/kestrel build/bin/kestrel-san; do
   check "$k NO_COLOR on a tty is plain" bash -c '! grep -qa $'"'"'\033\['"'"' "$1"' _ "$t/nocolor"
   check "$k NO_COLOR still reports" grep -qa "90.0%" "$t/nocolor"
 
+  # The symbolizer's progress line: on a terminal once it takes long (here: at once),
+  # never when stderr is not a terminal, not at all for a quick run.
+  KESTREL_PROGRESS_DELAY_MS=0 script -qec "$k report $t/known.json" /dev/null >"$t/tty" 2>&1
+  check "$k progress line on a tty" grep -qa $'\rkestrel: symbolizing 0/5 addresses\r\033\[K' "$t/tty"
+  KESTREL_PROGRESS_DELAY_MS=0 "$k" report "$t/known.json" >/dev/null 2>"$t/err"
+  check "$k no progress line when stderr is not a tty" test ! -s "$t/err"
+  check "$k no progress line when quick" bash -c '! grep -qa symbolizing "$1"' _ "$t/nocolor"
+
   out=$("$k" report "$t/few.json")
   check "$k low confidence under 100 samples" grep -q "low confidence: only 50 samples" <<<"$out"
 
