@@ -19,8 +19,7 @@ const struct engine *engine_choose(const char *want, const char **why)
             *why = "the perf engine is not built into this libkestrel";
         else if (perf->check(why) == 0)
             return perf;
-        if (!auto_)
-            return NULL;
+        if (!auto_) return NULL;
     }
     const char *sig_why = NULL;
     if (engine_signal.check(&sig_why) != 0) {

@@ -50,10 +50,10 @@
 #include <stdint.h>
 
 struct engine_config {
-    unsigned hz;               /* sampling rate, 10..10000 */
-    int signo;                 /* the signal an engine that signals threads uses */
-    uint64_t start_mono_ns;    /* session start, CLOCK_MONOTONIC */
-    void (*on_stopped)(void);  /* engine thread, after its final drain: writes the file */
+    unsigned hz;              /* sampling rate, 10..10000 */
+    int signo;                /* the signal an engine that signals threads uses */
+    uint64_t start_mono_ns;   /* session start, CLOCK_MONOTONIC */
+    void (*on_stopped)(void); /* engine thread, after its final drain: writes the file */
 };
 
 /* A count an engine reports in the raw file's `engine_stats` object. */

@@ -27,9 +27,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#define SIG_RING 4               /* samples buffered per thread between two ticks */
-#define SIG_JITTER_PCT 30        /* deadlines jittered uniformly by +-30% */
-#define SIG_IMAGES_EVERY 128     /* ticks between two image refreshes */
+#define SIG_RING 4                    /* samples buffered per thread between two ticks */
+#define SIG_JITTER_PCT 30             /* deadlines jittered uniformly by +-30% */
+#define SIG_IMAGES_EVERY 128          /* ticks between two image refreshes */
 #define SIG_FINAL_WAIT_NS 20000000ull /* how long stop() waits for signals in flight */
 
 struct sig_entry {
@@ -49,27 +49,29 @@ struct sig_entry {
 struct sig_ring {
     _Atomic uint32_t head;
     _Atomic uint32_t tail;
-    _Atomic uint32_t pending;     /* a signal is on its way */
-    _Atomic uint32_t dropped;     /* samples lost to a full ring, not yet counted */
-    uint64_t sig_cpu;             /* CPU ns the coming sample accounts for */
-    uint8_t sig_state;            /* enum sink_state of the coming sample */
+    _Atomic uint32_t pending; /* a signal is on its way */
+    _Atomic uint32_t dropped; /* samples lost to a full ring, not yet counted */
+    uint32_t owed;            /* ticks the thread sat runnable while the signal
+                                 was pending: waiting samples the coming stack
+                                 also stands for (sampler only) */
+    uint64_t sig_cpu;         /* CPU ns the coming sample accounts for */
+    uint8_t sig_state;        /* enum sink_state of the coming sample */
     struct sig_entry e[SIG_RING];
 };
 
-static struct sig_ring *sig_rings;     /* REGISTRY_SLOTS, mapped once, never unmapped */
+static struct sig_ring *sig_rings; /* REGISTRY_SLOTS, mapped once, never unmapped */
 static struct engine_config sig_cfg;
-static _Atomic int sig_running;        /* the handler records only while set */
-static _Atomic int sig_stopping;       /* asks the sampler thread to finish */
-static int sig_pid;                    /* this process, for the handler's origin check */
+static _Atomic int sig_running;  /* the handler records only while set */
+static _Atomic int sig_stopping; /* asks the sampler thread to finish */
+static int sig_pid;              /* this process, for the handler's origin check */
 static pthread_t sig_thread;
-static uint64_t sig_rng;               /* xorshift64 state for the jitter */
-static uint64_t sig_idle_ns;           /* below this much CPU in a tick, ask /proc */
+static uint64_t sig_rng;     /* xorshift64 state for the jitter */
+static uint64_t sig_idle_ns; /* below this much CPU in a tick, ask /proc */
 
 static uint64_t sig_now(clockid_t c)
 {
     struct timespec ts;
-    if (clock_gettime(c, &ts) != 0)
-        return 0;
+    if (clock_gettime(c, &ts) != 0) return 0;
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -90,8 +92,7 @@ static void sig_regs(const ucontext_t *uc, uint64_t *pc, uint64_t *fp, uint64_t 
 static void sig_handler(int sig, siginfo_t *si, void *ucv)
 {
     (void)sig;
-    if (si->si_code != SI_TKILL || si->si_pid != sig_pid)
-        return; /* not from our sampler */
+    if (si->si_code != SI_TKILL || si->si_pid != sig_pid) return; /* not from our sampler */
     int saved_errno = errno;
     struct reg_slot *s = registry_self();
     if (s && atomic_load_explicit(&sig_running, memory_order_acquire)) {
@@ -106,8 +107,8 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
             sig_regs((const ucontext_t *)ucv, &pc, &fp, &sp);
             enum unwind_stop stop = UNWIND_CUT_RANGE;
             uint64_t lo = sp > s->stack_lo ? sp : s->stack_lo;
-            e->n = pc ? (uint16_t)unwind_fp(pc, fp, lo, s->stack_hi, 0, e->frames,
-                                            UNWIND_MAX_DEPTH, &stop)
+            e->n = pc ? (uint16_t)unwind_fp(pc, fp, lo, s->stack_hi, 0, e->frames, UNWIND_MAX_DEPTH,
+                                            &stop)
                       : 0;
             e->stop = (uint8_t)stop;
             e->t_ns = sig_now(CLOCK_MONOTONIC);
@@ -129,15 +130,24 @@ static void sig_drain(struct reg_slot *s, struct sig_ring *r)
     for (; t != h; t++) {
         const struct sig_entry *e = &r->e[t % SIG_RING];
         struct sink_sample smp = {
-            .slot = s, .t_ns = e->t_ns, .cpu_ns = e->cpu_ns, .state = e->state,
-            .stop = e->stop, .nframes = e->n, .frames = e->frames,
+            .slot = s,
+            .t_ns = e->t_ns,
+            .cpu_ns = e->cpu_ns,
+            .state = e->state,
+            .stop = e->stop,
+            .nframes = e->n,
+            .frames = e->frames,
         };
-        sink_add(&smp);
+        int32_t st = sink_add(&smp);
+        /* A preempted thread resumes exactly where the handler found it: the ticks it
+         * spent runnable are waiting samples with that stack. */
+        for (; r->owed && st >= 0; r->owed--)
+            sink_add_interned(s, e->t_ns, 0, SINK_WAITING, st);
+        r->owed = 0;
     }
     atomic_store_explicit(&r->tail, t, memory_order_release);
     uint32_t d = atomic_exchange_explicit(&r->dropped, 0, memory_order_relaxed);
-    if (d)
-        sink_drop(d);
+    if (d) sink_drop(d);
 }
 
 static void sig_send(struct reg_slot *s, struct sig_ring *r, uint64_t cpu_ns, int state)
@@ -145,8 +155,7 @@ static void sig_send(struct reg_slot *s, struct sig_ring *r, uint64_t cpu_ns, in
     r->sig_cpu = cpu_ns;
     r->sig_state = (uint8_t)state;
     atomic_store_explicit(&r->pending, 1, memory_order_release);
-    if (syscall(SYS_tgkill, sig_pid, s->tid, sig_cfg.signo) != 0)
-        atomic_store(&r->pending, 0);
+    if (syscall(SYS_tgkill, sig_pid, s->tid, sig_cfg.signo) != 0) atomic_store(&r->pending, 0);
 }
 
 /* One tick: drain, release finished slots, signal threads that ran, take waiting
@@ -159,8 +168,7 @@ static void sig_tick(uint64_t now)
     for (size_t i = 0; slots && i < REGISTRY_SLOTS; i++) {
         struct reg_slot *s = &slots[i];
         uint32_t st = atomic_load(&s->state);
-        if (st == REG_FREE)
-            continue;
+        if (st == REG_FREE) continue;
         struct sig_ring *r = &sig_rings[i];
         sig_drain(s, r);
         if (st == REG_DRAINING) {
@@ -169,8 +177,7 @@ static void sig_tick(uint64_t now)
             continue;
         }
         uint64_t cpu = sig_now(s->cpu_clock);
-        if (cpu == 0)
-            continue; /* the thread is gone without unregistering */
+        if (cpu == 0) continue; /* the thread is gone without unregistering */
         uint64_t delta = cpu > s->cpu_last_ns ? cpu - s->cpu_last_ns : 0;
         int moved = cpu != s->cpu_seen_ns;
         s->cpu_seen_ns = cpu;
@@ -179,8 +186,8 @@ static void sig_tick(uint64_t now)
              * scheduled); it will still give the sample of the tick it was sent for.
              * Meanwhile a thread that did not run since the last tick is sampled as
              * waiting; its CPU time is counted by its next on-CPU sample. */
-            if (!moved)
-                waitstack_sample(s, now, 0);
+            if (!moved && waitstack_sample(s, now, 0) == 0)
+                r->owed++; /* runnable, not running: sampled when it resumes */
             continue;
         }
         /* A thread that ran little (or only to take our last signal) is asked about
@@ -216,14 +223,13 @@ static void sig_final_drain(void)
         registry_lock();
         struct reg_slot *slots = registry_slots();
         for (size_t i = 0; slots && i < REGISTRY_SLOTS; i++) {
-            if (atomic_load(&slots[i].state) == REG_FREE)
-                continue;
+            if (atomic_load(&slots[i].state) == REG_FREE) continue;
             sig_drain(&slots[i], &sig_rings[i]);
-            busy |= atomic_load(&sig_rings[i].pending) && atomic_load(&slots[i].state) == REG_ACTIVE;
+            busy |=
+                atomic_load(&sig_rings[i].pending) && atomic_load(&slots[i].state) == REG_ACTIVE;
         }
         registry_unlock();
-        if (!busy || sig_now(CLOCK_MONOTONIC) > deadline)
-            break;
+        if (!busy || sig_now(CLOCK_MONOTONIC) > deadline) break;
         struct timespec ts = {0, 200000};
         nanosleep(&ts, NULL);
     }
@@ -245,13 +251,11 @@ static void *sig_main(void *arg)
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
         sig_tick(next);
-        if (++ticks % SIG_IMAGES_EVERY == 0)
-            images_refresh();
+        if (++ticks % SIG_IMAGES_EVERY == 0) images_refresh();
     }
     sig_final_drain();
     images_refresh();
-    if (sig_cfg.on_stopped)
-        sig_cfg.on_stopped();
+    if (sig_cfg.on_stopped) sig_cfg.on_stopped();
     return NULL;
 }
 
@@ -284,8 +288,7 @@ static int sig_start(const struct engine_config *cfg)
     sa.sa_sigaction = sig_handler;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(cfg->signo, &sa, NULL) != 0)
-        return -errno;
+    if (sigaction(cfg->signo, &sa, NULL) != 0) return -errno;
     atomic_store_explicit(&sig_running, 1, memory_order_release);
 
     sigset_t all, old;
@@ -317,6 +320,7 @@ static int sig_thread_start(struct reg_slot *s)
 {
     struct sig_ring *r = &sig_rings[registry_slot_index(s)];
     atomic_store(&r->pending, 0);
+    r->owed = 0;
     return 0;
 }
 
@@ -328,8 +332,7 @@ static void sig_thread_stop(struct reg_slot *s)
 static void sig_after_fork_child(void)
 {
     atomic_store(&sig_running, 0);
-    if (sig_rings)
-        memset(sig_rings, 0, sizeof(struct sig_ring) * REGISTRY_SLOTS);
+    if (sig_rings) memset(sig_rings, 0, sizeof(struct sig_ring) * REGISTRY_SLOTS);
 }
 
 const struct engine engine_signal = {

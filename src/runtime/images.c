@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static struct image *images_tab;            /* IMAGES_MAX entries, mmap'd on first use */
-static _Atomic size_t images_n;             /* entries published */
-static size_t images_over;                  /* images seen after the table was full */
+static struct image *images_tab; /* IMAGES_MAX entries, mmap'd on first use */
+static _Atomic size_t images_n;  /* entries published */
+static size_t images_over;       /* images seen after the table was full */
 static unsigned long long images_adds = ~0ull, images_subs = ~0ull; /* loader counters */
 static pthread_mutex_t images_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -28,10 +28,14 @@ static uint8_t images_seen[IMAGES_MAX];
 static const char *images_arch_of(uint16_t machine)
 {
     switch (machine) {
-    case EM_X86_64: return "x86_64";
-    case EM_AARCH64: return "aarch64";
-    case EM_386: return "i386";
-    default: return "";
+    case EM_X86_64:
+        return "x86_64";
+    case EM_AARCH64:
+        return "aarch64";
+    case EM_386:
+        return "i386";
+    default:
+        return "";
     }
 }
 
@@ -52,19 +56,16 @@ static void images_read_build_id(const struct dl_phdr_info *info, struct image *
 {
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE || !images_readable(info, ph->p_vaddr, ph->p_memsz))
-            continue;
+        if (ph->p_type != PT_NOTE || !images_readable(info, ph->p_vaddr, ph->p_memsz)) continue;
         const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
         const uint8_t *end = p + ph->p_memsz;
         while (p + sizeof(ElfW(Nhdr)) <= end) {
             const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
             size_t name_sz = (nh->n_namesz + 3) & ~3u, desc_sz = (nh->n_descsz + 3) & ~3u;
             const uint8_t *name = p + sizeof(*nh), *desc = name + name_sz;
-            if (desc + desc_sz > end || desc + desc_sz < p)
-                break;
-            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-                memcmp(name, "GNU", 4) == 0 && nh->n_descsz > 0 &&
-                nh->n_descsz <= IMAGE_BUILD_ID_MAX) {
+            if (desc + desc_sz > end || desc + desc_sz < p) break;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(name, "GNU", 4) == 0 &&
+                nh->n_descsz > 0 && nh->n_descsz <= IMAGE_BUILD_ID_MAX) {
                 memcpy(im->build_id, desc, nh->n_descsz);
                 im->build_id_len = (uint8_t)nh->n_descsz;
                 return;
@@ -92,8 +93,7 @@ static void images_describe(const struct dl_phdr_info *info, struct image *im)
     int have_base = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
+        if (ph->p_type != PT_LOAD) continue;
         if (!have_base) { /* the first PT_LOAD maps the ELF header */
             im->base = info->dlpi_addr + ph->p_vaddr - ph->p_offset;
             have_base = 1;
@@ -110,8 +110,7 @@ static void images_describe(const struct dl_phdr_info *info, struct image *im)
                 tlo = ph->p_vaddr;
                 im->text_offset = ph->p_offset;
             }
-            if (ph->p_vaddr + ph->p_memsz > thi)
-                thi = ph->p_vaddr + ph->p_memsz;
+            if (ph->p_vaddr + ph->p_memsz > thi) thi = ph->p_vaddr + ph->p_memsz;
         }
     }
     if (thi > tlo) {
@@ -126,8 +125,7 @@ static void images_describe(const struct dl_phdr_info *info, struct image *im)
 static int images_counters_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     unsigned long long *c = data;
-    if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
-        return 1;
+    if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) return 1;
     c[0] = info->dlpi_adds;
     c[1] = info->dlpi_subs;
     return 1; /* the counters are the same in every entry: one is enough */
@@ -175,8 +173,7 @@ int images_refresh(void)
         memset(images_seen, 0, n);
         dl_iterate_phdr(images_visit_cb, NULL);
         for (size_t i = 0; i < n; i++)
-            if (!images_seen[i])
-                images_tab[i].unloaded = 1;
+            if (!images_seen[i]) images_tab[i].unloaded = 1;
         images_adds = c[0];
         images_subs = c[1];
     }
@@ -205,8 +202,7 @@ const struct image *images_find_text(uint64_t pc)
     size_t n = images_count();
     for (size_t i = 0; i < n; i++) {
         const struct image *im = &images_tab[i];
-        if (!im->unloaded && pc - im->text < im->text_size)
-            return im;
+        if (!im->unloaded && pc - im->text < im->text_size) return im;
     }
     return NULL;
 }
@@ -219,8 +215,7 @@ void images_build_id_hex(const struct image *im, char *out, size_t out_size)
         out[o++] = hex[im->build_id[i] >> 4];
         out[o++] = hex[im->build_id[i] & 15];
     }
-    if (out_size)
-        out[o < out_size ? o : out_size - 1] = 0;
+    if (out_size) out[o < out_size ? o : out_size - 1] = 0;
 }
 
 void images_reset(void)
@@ -240,7 +235,6 @@ void images_reset(void)
  * trace; refresh first (only when a profiler reads the table at all). */
 KESTREL_INTERPOSE int dlclose(void *handle)
 {
-    if (images_tab)
-        images_refresh();
+    if (images_tab) images_refresh();
     return REAL(dlclose)(handle);
 }

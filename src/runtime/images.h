@@ -17,16 +17,17 @@
 #define IMAGES_MAX 1024
 
 struct image {
-    char path[IMAGE_PATH_MAX];   /* absolute path; the executable's from /proc/self/exe */
-    uint64_t base;               /* where the ELF header is mapped (load base) */
-    uint64_t slide;              /* dlpi_addr: relocation applied to the image */
-    uint64_t text;               /* start of the span of PF_X PT_LOAD segments */
-    uint64_t text_size;          /* its length; 0 when unknown */
-    uint64_t text_offset;        /* file offset of that span's first byte */
-    char arch[16];               /* "x86_64", "aarch64", "" when unknown */
-    uint8_t build_id[IMAGE_BUILD_ID_MAX]; /* NT_GNU_BUILD_ID, from a PT_NOTE in a readable PT_LOAD */
-    uint8_t build_id_len;        /* 0 when the image has none */
-    uint8_t unloaded;            /* 1 once the image left the process during the run */
+    char path[IMAGE_PATH_MAX]; /* absolute path; the executable's from /proc/self/exe */
+    uint64_t base;             /* where the ELF header is mapped (load base) */
+    uint64_t slide;            /* dlpi_addr: relocation applied to the image */
+    uint64_t text;             /* start of the span of PF_X PT_LOAD segments */
+    uint64_t text_size;        /* its length; 0 when unknown */
+    uint64_t text_offset;      /* file offset of that span's first byte */
+    char arch[16];             /* "x86_64", "aarch64", "" when unknown */
+    uint8_t
+        build_id[IMAGE_BUILD_ID_MAX]; /* NT_GNU_BUILD_ID, from a PT_NOTE in a readable PT_LOAD */
+    uint8_t build_id_len;             /* 0 when the image has none */
+    uint8_t unloaded;                 /* 1 once the image left the process during the run */
 };
 
 /* Re-reads the loaded images if anything was loaded or unloaded since the last call

@@ -10,11 +10,10 @@
 #define KESTREL_INTERPOSE __attribute__((visibility("default")))
 
 /* REAL(name) is the next definition of `name` (libc's), typed like the declaration. */
-#define REAL(name)                                                                         \
-    ({                                                                                     \
-        static __typeof__(&name) real_##name;                                              \
-        if (!real_##name)                                                                  \
-            real_##name = (__typeof__(&name))dlsym(RTLD_NEXT, #name);                      \
-        real_##name;                                                                       \
+#define REAL(name)                                                                                 \
+    ({                                                                                             \
+        static __typeof__(&name) real_##name;                                                      \
+        if (!real_##name) real_##name = (__typeof__(&name))dlsym(RTLD_NEXT, #name);                \
+        real_##name;                                                                               \
     })
 #endif

@@ -41,15 +41,15 @@ static const int lc_fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGABRT};
  * `armed` while our handler is installed in the kernel; `prog` is then what the
  * program believes is installed (SIG_DFL until it says otherwise). */
 static const struct lifecycle_client *lc_clients[LC_MAX_CLIENTS];
-static _Atomic int lc_nclients;          /* published after the entry is stored */
-static _Atomic int lc_flushed;           /* 1 once this image's files are written */
-static _Atomic int lc_req;               /* futex: signal number to flush for, 0 idle */
-static _Atomic int lc_done;              /* futex: 1 when that flush finished */
-static _Atomic int lc_pid_cached;        /* getpid() of this image / fork child */
+static _Atomic int lc_nclients;   /* published after the entry is stored */
+static _Atomic int lc_flushed;    /* 1 once this image's files are written */
+static _Atomic int lc_req;        /* futex: signal number to flush for, 0 idle */
+static _Atomic int lc_done;       /* futex: 1 when that flush finished */
+static _Atomic int lc_pid_cached; /* getpid() of this image / fork child */
 static pthread_mutex_t lc_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-    _Atomic int armed;       /* our handler is installed for it */
-    struct sigaction prog;   /* the disposition the program sees */
+    _Atomic int armed;     /* our handler is installed for it */
+    struct sigaction prog; /* the disposition the program sees */
 } lc_sig[NSIG];
 
 static void lc_on_signal(int sig, siginfo_t *si, void *uc);
@@ -69,8 +69,7 @@ static int lc_sys_getpid(void)
 static int lc_watched(int sig)
 {
     for (size_t i = 0; i < sizeof(lc_fatal) / sizeof(lc_fatal[0]); i++)
-        if (lc_fatal[i] == sig)
-            return 1;
+        if (lc_fatal[i] == sig) return 1;
     return 0;
 }
 
@@ -93,12 +92,10 @@ unsigned lifecycle_image_generation(void)
 /* Runs every client's flush once per process image. */
 static void lc_flush_all(enum lifecycle_event ev)
 {
-    if (atomic_exchange(&lc_flushed, 1))
-        return;
+    if (atomic_exchange(&lc_flushed, 1)) return;
     int n = atomic_load(&lc_nclients);
     for (int i = 0; i < n; i++)
-        if (lc_clients[i]->flush)
-            lc_clients[i]->flush(ev);
+        if (lc_clients[i]->flush) lc_clients[i]->flush(ev);
 }
 
 /* ======================== fatal signals ======================== */
@@ -112,8 +109,7 @@ static void lc_install_ours(int sig)
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof(lc_fatal) / sizeof(lc_fatal[0]); i++)
         sigaddset(&sa.sa_mask, lc_fatal[i]);
-    if (REAL(sigaction)(sig, &sa, NULL) == 0)
-        atomic_store(&lc_sig[sig].armed, 1);
+    if (REAL(sigaction)(sig, &sa, NULL) == 0) atomic_store(&lc_sig[sig].armed, 1);
 }
 
 /* Arms each watched signal whose disposition is the default one. */
@@ -122,8 +118,7 @@ static void lc_arm_signals(void)
     for (size_t i = 0; i < sizeof(lc_fatal) / sizeof(lc_fatal[0]); i++) {
         int sig = lc_fatal[i];
         struct sigaction cur;
-        if (atomic_load(&lc_sig[sig].armed) || REAL(sigaction)(sig, NULL, &cur) != 0)
-            continue;
+        if (atomic_load(&lc_sig[sig].armed) || REAL(sigaction)(sig, NULL, &cur) != 0) continue;
         if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL) {
             lc_sig[sig].prog = cur;
             lc_install_ours(sig);
@@ -137,8 +132,7 @@ static void lc_on_signal(int sig, siginfo_t *si, void *uc)
     (void)uc;
     int saved_errno = errno;
     int idle = 0;
-    if (atomic_compare_exchange_strong(&lc_req, &idle, sig))
-        lc_futex(&lc_req, FUTEX_WAKE, 1, NULL);
+    if (atomic_compare_exchange_strong(&lc_req, &idle, sig)) lc_futex(&lc_req, FUTEX_WAKE, 1, NULL);
 
     /* Wait for the flushing thread, bounded: a stuck flush must not keep a dying
      * process alive. */
@@ -149,8 +143,7 @@ static void lc_on_signal(int sig, siginfo_t *si, void *uc)
         lc_futex(&lc_done, FUTEX_WAIT, 0, &slice);
         clock_gettime(CLOCK_MONOTONIC, &now);
         long long el = (now.tv_sec - start.tv_sec) * 1000000000ll + now.tv_nsec - start.tv_nsec;
-        if (el > LC_SIGNAL_WAIT_NS)
-            break;
+        if (el > LC_SIGNAL_WAIT_NS) break;
     }
 
     /* End the way the default action would have ended us. */
@@ -191,8 +184,7 @@ static void lc_start_watcher(void)
     pthread_attr_setstacksize(&at, 64 * 1024);
     pthread_t t;
     heap_ignore_enter(); /* glibc allocates inside pthread_create */
-    if (pthread_create(&t, &at, lc_watcher, NULL) == 0)
-        pthread_setname_np(t, "kestrel-exit");
+    if (REAL(pthread_create)(&t, &at, lc_watcher, NULL) == 0) pthread_setname_np(t, "kestrel-exit");
     heap_ignore_leave();
     pthread_attr_destroy(&at);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -202,8 +194,7 @@ static void lc_start_watcher(void)
 
 static void lc_after_fork_child(void)
 {
-    if (atomic_load(&lc_nclients) == 0)
-        return;
+    if (atomic_load(&lc_nclients) == 0) return;
     atomic_store(&lc_pid_cached, lc_sys_getpid());
     atomic_store(&lc_flushed, 0);
     atomic_store(&lc_req, 0);
@@ -212,8 +203,7 @@ static void lc_after_fork_child(void)
     lc_mu = fresh;
     int n = atomic_load(&lc_nclients);
     for (int i = 0; i < n; i++)
-        if (lc_clients[i]->after_fork_child)
-            lc_clients[i]->after_fork_child();
+        if (lc_clients[i]->after_fork_child) lc_clients[i]->after_fork_child();
     lc_start_watcher();
 }
 
@@ -221,8 +211,7 @@ static void lc_after_fork_child(void)
 
 int lifecycle_register(const struct lifecycle_client *client)
 {
-    if (!client)
-        return -EINVAL;
+    if (!client) return -EINVAL;
     pthread_mutex_lock(&lc_mu);
     int n = atomic_load(&lc_nclients);
     if (n >= LC_MAX_CLIENTS) {
@@ -263,13 +252,11 @@ KESTREL_INTERPOSE int sigaction(int sig, const struct sigaction *act, struct sig
         }
         return r;
     }
-    if (old)
-        *old = lc_sig[sig].prog;
+    if (old) *old = lc_sig[sig].prog;
     if (act) {
         if ((act->sa_flags & SA_SIGINFO) || act->sa_handler != SIG_DFL) {
             int r = REAL(sigaction)(sig, act, NULL); /* the program's handler or SIG_IGN */
-            if (r != 0)
-                return r;
+            if (r != 0) return r;
             atomic_store(&lc_sig[sig].armed, 0);
         }
         lc_sig[sig].prog = *act;
@@ -287,8 +274,7 @@ KESTREL_INTERPOSE sighandler_t signal(int sig, sighandler_t handler)
     act.sa_flags = SA_RESTART; /* BSD semantics, as glibc's signal() */
     sigemptyset(&act.sa_mask);
     sigaddset(&act.sa_mask, sig);
-    if (sigaction(sig, &act, &old) != 0)
-        return SIG_ERR;
+    if (sigaction(sig, &act, &old) != 0) return SIG_ERR;
     return old.sa_handler;
 }
 
@@ -309,13 +295,11 @@ static char **lc_env_next(char *const envp[], struct lc_env *e)
         n++;
     e->bytes = (n + 2) * sizeof(char *);
     e->env = rtmem_alloc(e->bytes);
-    if (!e->env)
-        return (char **)envp;
+    if (!e->env) return (char **)envp;
     snprintf(e->var, sizeof(e->var), LC_GEN_VAR "=%u", lifecycle_image_generation() + 1);
     size_t o = 0;
     for (size_t i = 0; i < n; i++)
-        if (strncmp(envp[i], LC_GEN_VAR "=", sizeof(LC_GEN_VAR)) != 0)
-            e->env[o++] = envp[i];
+        if (strncmp(envp[i], LC_GEN_VAR "=", sizeof(LC_GEN_VAR)) != 0) e->env[o++] = envp[i];
     e->env[o++] = e->var;
     e->env[o] = NULL;
     return e->env;
@@ -326,8 +310,7 @@ static char **lc_env_next(char *const envp[], struct lc_env *e)
 static char **lc_before_exec(char *const envp[], struct lc_env *e)
 {
     e->env = NULL;
-    if (atomic_load(&lc_nclients) == 0 || lifecycle_pid() != lc_sys_getpid())
-        return (char **)envp;
+    if (atomic_load(&lc_nclients) == 0 || lifecycle_pid() != lc_sys_getpid()) return (char **)envp;
     lc_flush_all(LIFECYCLE_EXEC);
     return lc_env_next(envp, e);
 }
@@ -376,8 +359,8 @@ KESTREL_INTERPOSE int fexecve(int fd, char *const argv[], char *const envp[])
     return lc_after_failed_exec(&e);
 }
 
-KESTREL_INTERPOSE int execveat(int dirfd, const char *path, char *const argv[],
-                               char *const envp[], int flags)
+KESTREL_INTERPOSE int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+                               int flags)
 {
     struct lc_env e;
     char **env = lc_before_exec(envp, &e);
@@ -397,13 +380,11 @@ static char **lc_collect_args(const char *arg0, va_list ap, char ***envp, size_t
     va_end(cp);
     *bytes = (n + 1) * sizeof(char *);
     char **argv = rtmem_alloc(*bytes);
-    if (!argv)
-        return NULL;
+    if (!argv) return NULL;
     argv[0] = (char *)arg0;
     for (size_t i = 1; i <= n; i++)
         argv[i] = va_arg(ap, char *); /* the last one read is the NULL */
-    if (envp)
-        *envp = va_arg(ap, char **);
+    if (envp) *envp = va_arg(ap, char **);
     return argv;
 }
 
@@ -414,8 +395,7 @@ KESTREL_INTERPOSE int execl(const char *path, const char *arg, ...)
     va_start(ap, arg);
     char **argv = lc_collect_args(arg, ap, NULL, &bytes);
     va_end(ap);
-    if (!argv)
-        return errno = ENOMEM, -1;
+    if (!argv) return errno = ENOMEM, -1;
     execve(path, argv, environ);
     int saved = errno;
     rtmem_free(argv, bytes);
@@ -429,8 +409,7 @@ KESTREL_INTERPOSE int execlp(const char *file, const char *arg, ...)
     va_start(ap, arg);
     char **argv = lc_collect_args(arg, ap, NULL, &bytes);
     va_end(ap);
-    if (!argv)
-        return errno = ENOMEM, -1;
+    if (!argv) return errno = ENOMEM, -1;
     execvpe(file, argv, environ);
     int saved = errno;
     rtmem_free(argv, bytes);
@@ -445,8 +424,7 @@ KESTREL_INTERPOSE int execle(const char *path, const char *arg, ...)
     va_start(ap, arg);
     char **argv = lc_collect_args(arg, ap, &envp, &bytes);
     va_end(ap);
-    if (!argv)
-        return errno = ENOMEM, -1;
+    if (!argv) return errno = ENOMEM, -1;
     execve(path, argv, envp);
     int saved = errno;
     rtmem_free(argv, bytes);

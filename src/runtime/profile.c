@@ -38,16 +38,16 @@
 #define PROF_PATH_MAX 4096
 
 static pthread_mutex_t prof_mu = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int prof_on;                 /* a session samples */
-static _Atomic int prof_signo;              /* its engine's signal, 0 for none */
-static const struct engine *prof_engine_v;  /* its engine */
+static _Atomic int prof_on;                /* a session samples */
+static _Atomic int prof_signo;             /* its engine's signal, 0 for none */
+static const struct engine *prof_engine_v; /* its engine */
 static struct {
-    int from_env;                /* started by KESTREL_PROFILE */
+    int from_env; /* started by KESTREL_PROFILE */
     unsigned hz, requested_hz;
-    const char *fallback;        /* why auto did not pick perf */
+    const char *fallback; /* why auto did not pick perf */
     uint64_t start_mono, start_real;
-    const char *write_path;      /* where on_stopped writes; NULL discards */
-    int write_result;            /* rawjson_write's result */
+    const char *write_path; /* where on_stopped writes; NULL discards */
+    int write_result;       /* rawjson_write's result */
 } prof;
 
 /* The environment's settings, read once at start (getenv is not safe later on). */
@@ -118,10 +118,9 @@ static void prof_on_stopped(void)
 static void prof_register_caller(uint64_t lo, uint64_t hi)
 {
     int is_main = syscall(SYS_gettid) == lifecycle_pid();
-    if (!hi && threads_bounds_from_maps(&lo, &hi) != 0)
-        return;
-    threads_register(is_main ? 0 : (int64_t)syscall(SYS_gettid), is_main ? "main" : "thread",
-                     lo, hi);
+    if (!hi && threads_bounds_from_maps(&lo, &hi) != 0) return;
+    threads_register(is_main ? 0 : (int64_t)syscall(SYS_gettid), is_main ? "main" : "thread", lo,
+                     hi);
 }
 
 /* With prof_mu held. */
@@ -144,14 +143,11 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
                 why);
     }
     int r = threads_init();
-    if (r == 0)
-        r = registry_open();
+    if (r == 0) r = registry_open();
     prof.start_mono = prof_clock(CLOCK_MONOTONIC);
     prof.start_real = prof_clock(CLOCK_REALTIME);
-    if (r == 0)
-        r = sink_open(prof.start_mono);
-    if (r != 0)
-        return r;
+    if (r == 0) r = sink_open(prof.start_mono);
+    if (r != 0) return r;
     images_refresh();
     prof.from_env = from_env;
     prof.hz = hz;
@@ -160,7 +156,9 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
     prof.write_path = NULL;
     prof_engine_v = e;
     struct engine_config cfg = {
-        .hz = hz, .signo = signo, .start_mono_ns = prof.start_mono,
+        .hz = hz,
+        .signo = signo,
+        .start_mono_ns = prof.start_mono,
         .on_stopped = prof_on_stopped,
     };
     r = e->start(&cfg);
@@ -178,8 +176,7 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
 /* With prof_mu held. Stops the engine, which writes `path` (NULL: nothing). */
 static int prof_stop(const char *path)
 {
-    if (!profile_active())
-        return -ESRCH;
+    if (!profile_active()) return -ESRCH;
     prof.write_path = path;
     atomic_store_explicit(&prof_on, 0, memory_order_release);
     prof_engine_v->stop();
@@ -206,8 +203,7 @@ static int prof_env_path(char *out, size_t size, const char *suffix, int child_o
         }
     }
     out[o] = 0;
-    if (child_of_fork && !had_pid)
-        snprintf(out + o, size - o, ".%d", lifecycle_pid());
+    if (child_of_fork && !had_pid) snprintf(out + o, size - o, ".%d", lifecycle_pid());
     o = strlen(out);
     if (suffix && (size_t)snprintf(out + o, size - o, "%s", suffix) >= size - o)
         return -ENAMETOOLONG;
@@ -240,8 +236,7 @@ static void prof_after_fork_child(void)
         lo = self->stack_lo;
         hi = self->stack_hi;
     }
-    if (prof_engine_v && prof_engine_v->after_fork_child)
-        prof_engine_v->after_fork_child();
+    if (prof_engine_v && prof_engine_v->after_fork_child) prof_engine_v->after_fork_child();
     registry_forget_after_fork();
     sink_forget_after_fork();
     images_reset();
@@ -273,8 +268,7 @@ static void prof_read_hz(void)
 {
     const char *v = getenv("KESTREL_PROFILE_HZ");
     prof_env.hz = prof_env.requested_hz = PROF_HZ_DEFAULT;
-    if (!v)
-        return;
+    if (!v) return;
     char *end;
     errno = 0;
     long n = strtol(v, &end, 10);
@@ -290,13 +284,12 @@ static void prof_read_hz(void)
 static int prof_read_signal(void)
 {
     const char *v = getenv("KESTREL_PROFILE_SIGNAL");
-    if (!v)
-        return SIGPROF;
+    if (!v) return SIGPROF;
     char *end;
     long n = strtol(v, &end, 10);
     if (end == v || *end || n <= 0 || n >= NSIG || n == SIGKILL || n == SIGSTOP) {
-        fprintf(stderr, "kestrel: KESTREL_PROFILE_SIGNAL=%s: not a signal number; using %d\n",
-                v, SIGPROF);
+        fprintf(stderr, "kestrel: KESTREL_PROFILE_SIGNAL=%s: not a signal number; using %d\n", v,
+                SIGPROF);
         return SIGPROF;
     }
     return (int)n;
@@ -305,8 +298,7 @@ static int prof_read_signal(void)
 __attribute__((constructor)) static void prof_init(void)
 {
     const char *path = getenv("KESTREL_PROFILE");
-    if (!path || !*path)
-        return; /* inactive: no thread, no handler, no allocation */
+    if (!path || !*path) return; /* inactive: no thread, no handler, no allocation */
     if (strlen(path) >= sizeof(prof_env.tmpl)) {
         fprintf(stderr, "kestrel: KESTREL_PROFILE: path too long; CPU profiling is off\n");
         return;
@@ -327,10 +319,8 @@ __attribute__((constructor)) static void prof_init(void)
 
 KESTREL_API int kestrel_profile_start(unsigned hz)
 {
-    if (hz == 0)
-        hz = PROF_HZ_DEFAULT;
-    if (hz < PROF_HZ_MIN || hz > PROF_HZ_MAX)
-        return -EINVAL;
+    if (hz == 0) hz = PROF_HZ_DEFAULT;
+    if (hz < PROF_HZ_MIN || hz > PROF_HZ_MAX) return -EINVAL;
     pthread_mutex_lock(&prof_mu);
     int r = -EBUSY;
     if (!profile_active()) {
@@ -344,8 +334,7 @@ KESTREL_API int kestrel_profile_start(unsigned hz)
 
 KESTREL_API int kestrel_profile_stop(const char *path)
 {
-    if (!path || !*path)
-        return -EINVAL;
+    if (!path || !*path) return -EINVAL;
     pthread_mutex_lock(&prof_mu);
     int r = !profile_active() ? -ESRCH : prof.from_env ? -EBUSY : prof_stop(path);
     pthread_mutex_unlock(&prof_mu);
@@ -359,8 +348,7 @@ KESTREL_API int kestrel_profile_is_running(void)
 
 KESTREL_API int kestrel_thread_register(int64_t fiber_id, const char *label)
 {
-    if (!profile_active())
-        return 0;
+    if (!profile_active()) return 0;
     uint64_t lo, hi;
     int r = threads_bounds_from_maps(&lo, &hi);
     return r ? r : threads_register(fiber_id, label ? label : "thread", lo, hi);
@@ -368,8 +356,7 @@ KESTREL_API int kestrel_thread_register(int64_t fiber_id, const char *label)
 
 KESTREL_API int kestrel_thread_unregister(void)
 {
-    if (!profile_active())
-        return 0;
+    if (!profile_active()) return 0;
     return threads_unregister();
 }
 
@@ -388,8 +375,7 @@ static int prof_main(int argc, char **argv, char **envp)
 {
     struct reg_slot *s = registry_self();
     uint64_t top = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-    if (s && top > s->stack_lo && top < s->stack_hi)
-        s->stack_hi = top;
+    if (s && top > s->stack_lo && top < s->stack_hi) s->stack_hi = top;
     int r = prof_real_main(argc, argv, envp);
     __asm__ volatile("" ::: "memory"); /* keeps this frame: no tail call */
     return r;

@@ -17,7 +17,7 @@
 
 struct rj {
     int fd;
-    int err;       /* first -errno seen */
+    int err; /* first -errno seen */
     char *buf;
     size_t len;
 };
@@ -27,8 +27,7 @@ static void rj_flush(struct rj *w)
     size_t off = 0;
     while (off < w->len && !w->err) {
         ssize_t n = write(w->fd, w->buf + off, w->len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
+        if (n < 0 && errno == EINTR) continue;
         if (n <= 0)
             w->err = n < 0 ? -errno : -EIO;
         else
@@ -39,8 +38,7 @@ static void rj_flush(struct rj *w)
 
 static void rj_put(struct rj *w, const char *s, size_t n)
 {
-    if (w->len + n > RJ_BUF)
-        rj_flush(w);
+    if (w->len + n > RJ_BUF) rj_flush(w);
     if (n > RJ_BUF) { /* never happens for our pieces; keeps the buffer bounded */
         w->err = w->err ? w->err : -E2BIG;
         return;
@@ -79,11 +77,9 @@ static void rj_i(struct rj *w, int64_t v)
 static size_t rj_utf8_len(const unsigned char *s, size_t n)
 {
     size_t len = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-    if (len == 0 || len > n)
-        return 0;
+    if (len == 0 || len > n) return 0;
     for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
+        if ((s[i] & 0xc0) != 0x80) return 0;
     return len;
 }
 
@@ -145,10 +141,8 @@ static void rj_images(struct rj *w)
         rj_s(w, ",\"text\":"), rj_u(w, im->text);
         rj_s(w, ",\"text_size\":"), rj_u(w, im->text_size);
         rj_s(w, ",\"arch\":"), rj_str(w, im->arch);
-        if (im->build_id_len)
-            rj_s(w, ",\"build_id\":"), rj_str(w, bid);
-        if (im->unloaded)
-            rj_s(w, ",\"unloaded\":true");
+        if (im->build_id_len) rj_s(w, ",\"build_id\":"), rj_str(w, bid);
+        if (im->unloaded) rj_s(w, ",\"unloaded\":true");
         rj_s(w, "}");
     }
     rj_s(w, "],\n");
@@ -181,8 +175,7 @@ static void rj_stacks(struct rj *w)
         const uint64_t *f = sink_stack(i, &len);
         rj_s(w, i ? ",\n[" : "\n[");
         for (size_t k = 0; k < len; k++) {
-            if (k)
-                rj_s(w, ",");
+            if (k) rj_s(w, ",");
             rj_u(w, f[k]);
         }
         rj_s(w, "]");
@@ -214,9 +207,10 @@ static void rj_pair(struct rj *w, const char *k, uint64_t used, uint64_t limit, 
 
 static void rj_counts(struct rj *w)
 {
-    static const char *stop_names[UNWIND_STOPS] = {
-        "end", "top", "misaligned", "not_increasing", "below_stack", "frame_too_large",
-        "depth_limit", "not_walked"};
+    static const char *stop_names[UNWIND_STOPS] = {"end",         "top",
+                                                   "misaligned",  "not_increasing",
+                                                   "below_stack", "frame_too_large",
+                                                   "depth_limit", "not_walked"};
     const struct sink_counts *c = sink_counts();
     rj_s(w, "\"tables\":{");
     rj_pair(w, "stacks", c->stacks, SINK_STACKS_MAX, 0);
@@ -233,8 +227,7 @@ static void rj_counts(struct rj *w)
     rj_s(w, ",\n\"walks_cut_short\":"), rj_u(w, c->cut_short);
     rj_s(w, ",\n\"walk_stops\":{");
     for (int i = 0; i < UNWIND_STOPS; i++) {
-        if (i)
-            rj_s(w, ",");
+        if (i) rj_s(w, ",");
         rj_key(w, stop_names[i]);
         rj_u(w, c->stops[i]);
     }
@@ -290,8 +283,7 @@ int rawjson_write(const char *path, const struct rawjson_meta *m)
         return -ENAMETOOLONG;
     struct rj w = {.fd = -1};
     w.buf = rtmem_alloc(RJ_BUF);
-    if (!w.buf)
-        return -ENOMEM;
+    if (!w.buf) return -ENOMEM;
     w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (w.fd < 0) {
         int e = -errno;
@@ -300,12 +292,9 @@ int rawjson_write(const char *path, const struct rawjson_meta *m)
     }
     rj_document(&w, m);
     rj_flush(&w);
-    if (close(w.fd) != 0 && !w.err)
-        w.err = -errno;
+    if (close(w.fd) != 0 && !w.err) w.err = -errno;
     rtmem_free(w.buf, RJ_BUF);
-    if (!w.err && rename(tmp, path) != 0)
-        w.err = -errno;
-    if (w.err)
-        unlink(tmp);
+    if (!w.err && rename(tmp, path) != 0) w.err = -errno;
+    if (w.err) unlink(tmp);
     return w.err;
 }

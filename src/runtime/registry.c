@@ -22,12 +22,12 @@ __thread uint32_t registry_self_gen __attribute__((tls_model("initial-exec")));
  * within a session and never past REGISTRY_THREADS_MAX; the last record is shared by
  * every registration past the limit. */
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct reg_slot *reg_slots;        /* REGISTRY_SLOTS */
-static struct reg_thread *reg_threads;    /* REGISTRY_THREADS_MAX */
-static _Atomic size_t reg_nthreads;       /* records handed out */
-static uint64_t reg_past_limit;           /* see registry_threads_past_limit() */
-static size_t reg_hint;                   /* where the search for a free slot starts */
-static int reg_open;                      /* a session is using the registry */
+static struct reg_slot *reg_slots;     /* REGISTRY_SLOTS */
+static struct reg_thread *reg_threads; /* REGISTRY_THREADS_MAX */
+static _Atomic size_t reg_nthreads;    /* records handed out */
+static uint64_t reg_past_limit;        /* see registry_threads_past_limit() */
+static size_t reg_hint;                /* where the search for a free slot starts */
+static int reg_open;                   /* a session is using the registry */
 
 #define REG_SLOTS_BYTES (sizeof(struct reg_slot) * REGISTRY_SLOTS)
 #define REG_THREADS_BYTES (sizeof(struct reg_thread) * REGISTRY_THREADS_MAX)
@@ -64,12 +64,9 @@ int registry_open(void)
     sigset_t old;
     reg_enter(&old);
     int r = 0;
-    if (!reg_slots)
-        reg_slots = rtmem_alloc(REG_SLOTS_BYTES);
-    if (!reg_threads)
-        reg_threads = rtmem_alloc(REG_THREADS_BYTES);
-    if (!reg_slots || !reg_threads)
-        r = -ENOMEM;
+    if (!reg_slots) reg_slots = rtmem_alloc(REG_SLOTS_BYTES);
+    if (!reg_threads) reg_threads = rtmem_alloc(REG_THREADS_BYTES);
+    if (!reg_slots || !reg_threads) r = -ENOMEM;
     reg_invalidate_all();
     atomic_store(&reg_nthreads, 0);
     reg_past_limit = 0;
@@ -112,8 +109,7 @@ static int reg_unregister_locked(void)
     if (!reg_open || !s || atomic_load(&s->gen) != registry_self_gen ||
         atomic_load(&s->state) != REG_ACTIVE)
         return -ENOENT;
-    if (s->thread_index < REGISTRY_THREADS_MAX - 1)
-        reg_self_name(&reg_threads[s->thread_index]);
+    if (s->thread_index < REGISTRY_THREADS_MAX - 1) reg_self_name(&reg_threads[s->thread_index]);
     atomic_fetch_add(&s->gen, 1);
     atomic_store(&s->state, REG_DRAINING);
     registry_self_slot = NULL;
@@ -125,8 +121,7 @@ struct reg_slot *registry_register(int64_t fiber, const char *label, uint64_t lo
     sigset_t old;
     reg_enter(&old);
     struct reg_slot *s = NULL;
-    if (!reg_open)
-        goto out;
+    if (!reg_open) goto out;
     reg_unregister_locked();
     for (size_t k = 0; k < REGISTRY_SLOTS; k++) {
         struct reg_slot *c = &reg_slots[(reg_hint + k) % REGISTRY_SLOTS];
@@ -188,8 +183,7 @@ int registry_unregister(void)
 
 void registry_release(struct reg_slot *s)
 {
-    if (atomic_load(&s->state) == REG_DRAINING)
-        atomic_store(&s->state, REG_FREE);
+    if (atomic_load(&s->state) == REG_DRAINING) atomic_store(&s->state, REG_FREE);
 }
 
 void registry_lock(void)
@@ -230,20 +224,16 @@ uint64_t registry_threads_past_limit(void)
 
 void registry_read_name(struct reg_thread *t)
 {
-    if (!t->tid)
-        return;
+    if (!t->tid) return;
     char path[64], buf[REGISTRY_NAME_MAX + 2];
     snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)t->tid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
+    if (fd < 0) return;
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
-    if (n <= 0)
-        return;
+    if (n <= 0) return;
     buf[n] = 0;
-    if (buf[n - 1] == '\n')
-        buf[n - 1] = 0;
+    if (buf[n - 1] == '\n') buf[n - 1] = 0;
     reg_copy(t->name, sizeof(t->name), buf);
 }
 

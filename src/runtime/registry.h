@@ -19,36 +19,37 @@
 #include <sys/types.h>
 #include <time.h>
 
-#define REGISTRY_SLOTS 1024          /* threads registered at one time */
-#define REGISTRY_THREADS_MAX 65536   /* thread records in one profile; the last one is
-                                        "(other threads)", shared past the limit */
+#define REGISTRY_SLOTS 1024 /* threads registered at one time */
+#define REGISTRY_THREADS_MAX                                                                       \
+    65536 /* thread records in one profile; the last one is                                        \
+             "(other threads)", shared past the limit */
 #define REGISTRY_LABEL_MAX 32
 #define REGISTRY_NAME_MAX 16
 
 enum reg_state { REG_FREE = 0, REG_ACTIVE, REG_DRAINING };
 
 struct reg_slot {
-    _Atomic uint32_t state;   /* enum reg_state */
-    _Atomic uint32_t gen;     /* registrations and unregistrations so far */
-    pid_t tid;                /* kernel thread id */
-    uint32_t thread_index;    /* row of the threads table (raw file's thread_index) */
-    uint64_t stack_lo;        /* stack bounds [lo, hi) taken at registration */
+    _Atomic uint32_t state; /* enum reg_state */
+    _Atomic uint32_t gen;   /* registrations and unregistrations so far */
+    pid_t tid;              /* kernel thread id */
+    uint32_t thread_index;  /* row of the threads table (raw file's thread_index) */
+    uint64_t stack_lo;      /* stack bounds [lo, hi) taken at registration */
     uint64_t stack_hi;
-    clockid_t cpu_clock;      /* this thread's CPU-time clock */
+    clockid_t cpu_clock; /* this thread's CPU-time clock */
     /* Owned by the engine thread while the slot is not FREE: */
-    uint64_t cpu_last_ns;     /* CPU clock at this thread's previous sample */
-    uint64_t cpu_seen_ns;     /* CPU clock at the engine's previous look */
-    int32_t wait_stack;       /* interned stack of the current blocking episode, -1 none */
-    uint64_t wait_key[3];     /* that episode: syscall number, SP, PC */
+    uint64_t cpu_last_ns; /* CPU clock at this thread's previous sample */
+    uint64_t cpu_seen_ns; /* CPU clock at the engine's previous look */
+    int32_t wait_stack;   /* interned stack of the current blocking episode, -1 none */
+    uint64_t wait_key[3]; /* that episode: syscall number, SP, PC */
 };
 
 /* One registration as the raw file lists it. */
 struct reg_thread {
-    int64_t fiber;                    /* fiber id given at registration */
-    pid_t tid;                        /* 0 for the shared "(other threads)" record */
-    uint8_t sampled;                  /* the engine gave it a sample */
-    char label[REGISTRY_LABEL_MAX];   /* "main", "thread", or the caller's label */
-    char name[REGISTRY_NAME_MAX];     /* thread name (comm) when last seen */
+    int64_t fiber;                  /* fiber id given at registration */
+    pid_t tid;                      /* 0 for the shared "(other threads)" record */
+    uint8_t sampled;                /* the engine gave it a sample */
+    char label[REGISTRY_LABEL_MAX]; /* "main", "thread", or the caller's label */
+    char name[REGISTRY_NAME_MAX];   /* thread name (comm) when last seen */
 };
 
 extern __thread struct reg_slot *registry_self_slot;

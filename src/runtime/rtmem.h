@@ -16,7 +16,6 @@ static inline void *rtmem_alloc(size_t size)
 
 static inline void rtmem_free(void *p, size_t size)
 {
-    if (p)
-        munmap(p, size);
+    if (p) munmap(p, size);
 }
 #endif

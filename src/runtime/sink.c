@@ -12,18 +12,18 @@
 
 struct sink_stack {
     uint64_t hash;
-    uint32_t off;  /* first word in sink_words */
-    uint32_t len;  /* words */
+    uint32_t off; /* first word in sink_words */
+    uint32_t len; /* words */
 };
 
 /* Rules: sink_hash[h] is 0 (empty) or 1 + an index into sink_stacks; the stack at
  * index sink_other (if >= 0) is "(other stacks)", empty, and never in the hash. Once
  * either table is full, new stacks go there; the table with the last free entry
  * keeps it for that bucket. */
-static struct sink_stack *sink_stacks;  /* SINK_STACKS_MAX */
-static uint32_t *sink_hash;             /* SINK_HASH_SLOTS */
-static uint64_t *sink_words;            /* SINK_WORDS_MAX */
-static struct sink_row *sink_rowv;      /* SINK_SAMPLES_MAX */
+static struct sink_stack *sink_stacks; /* SINK_STACKS_MAX */
+static uint32_t *sink_hash;            /* SINK_HASH_SLOTS */
+static uint64_t *sink_words;           /* SINK_WORDS_MAX */
+static struct sink_row *sink_rowv;     /* SINK_SAMPLES_MAX */
 static struct sink_counts sink_n;
 static int32_t sink_other = -1;
 static uint64_t sink_start_ns;
@@ -119,8 +119,7 @@ static int32_t sink_intern(const uint64_t *frames, size_t n)
 void sink_add_interned(struct reg_slot *slot, uint64_t t_ns, uint64_t cpu_ns, int state,
                        int32_t stack)
 {
-    if (!sink_rowv)
-        return;
+    if (!sink_rowv) return;
     if (sink_n.samples >= SINK_SAMPLES_MAX) {
         sink_n.samples_past_limit++;
         sink_n.past_limit_cpu_ns += cpu_ns;
@@ -142,12 +141,9 @@ void sink_add_interned(struct reg_slot *slot, uint64_t t_ns, uint64_t cpu_ns, in
 
 int32_t sink_add(const struct sink_sample *s)
 {
-    if (!sink_rowv)
-        return -1;
-    if (s->stop < UNWIND_STOPS)
-        sink_n.stops[s->stop]++;
-    if (unwind_cut_short((enum unwind_stop)s->stop))
-        sink_n.cut_short++;
+    if (!sink_rowv) return -1;
+    if (s->stop < UNWIND_STOPS) sink_n.stops[s->stop]++;
+    if (unwind_cut_short((enum unwind_stop)s->stop)) sink_n.cut_short++;
     size_t n = s->nframes > UNWIND_MAX_DEPTH ? UNWIND_MAX_DEPTH : s->nframes;
     int32_t st = sink_intern(s->frames, n);
     uint64_t before = sink_n.samples;

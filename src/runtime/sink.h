@@ -14,29 +14,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SINK_STACKS_MAX (1u << 16)       /* distinct stacks */
-#define SINK_WORDS_MAX (1u << 22)        /* addresses in all stacks together */
-#define SINK_SAMPLES_MAX (1u << 22)      /* sample rows */
+#define SINK_STACKS_MAX (1u << 16)  /* distinct stacks */
+#define SINK_WORDS_MAX (1u << 22)   /* addresses in all stacks together */
+#define SINK_SAMPLES_MAX (1u << 22) /* sample rows */
 
 enum sink_state { SINK_ON_CPU = 0, SINK_WAITING = 1 };
 
 struct sink_sample {
-    struct reg_slot *slot;     /* the sampled thread's slot (gives its thread record) */
-    uint64_t t_ns;             /* CLOCK_MONOTONIC time of the sample */
-    uint64_t cpu_ns;           /* the thread's CPU ns since its previous sample */
-    uint8_t state;             /* enum sink_state */
-    uint8_t stop;              /* enum unwind_stop: how the frames were obtained */
-    uint16_t nframes;          /* at most UNWIND_MAX_DEPTH */
-    const uint64_t *frames;    /* leaf-first; frames[0] is the precise PC */
+    struct reg_slot *slot;  /* the sampled thread's slot (gives its thread record) */
+    uint64_t t_ns;          /* CLOCK_MONOTONIC time of the sample */
+    uint64_t cpu_ns;        /* the thread's CPU ns since its previous sample */
+    uint8_t state;          /* enum sink_state */
+    uint8_t stop;           /* enum unwind_stop: how the frames were obtained */
+    uint16_t nframes;       /* at most UNWIND_MAX_DEPTH */
+    const uint64_t *frames; /* leaf-first; frames[0] is the precise PC */
 };
 
 /* One row of the raw file's `samples`. */
 struct sink_row {
-    uint64_t t_rel_ns;     /* since the session's start */
-    uint64_t cpu_ns;       /* 5th column */
-    uint32_t thread;       /* thread record index */
-    int32_t stack;         /* interned stack */
-    uint32_t state;        /* enum sink_state */
+    uint64_t t_rel_ns; /* since the session's start */
+    uint64_t cpu_ns;   /* 5th column */
+    uint32_t thread;   /* thread record index */
+    int32_t stack;     /* interned stack */
+    uint32_t state;    /* enum sink_state */
     uint32_t pad;
 };
 

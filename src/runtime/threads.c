@@ -44,8 +44,7 @@ static void thr_at_exit(void *v)
 int threads_init(void)
 {
     if (!thr_key_made) {
-        if (pthread_key_create(&thr_key, thr_at_exit) != 0)
-            return -EAGAIN;
+        if (pthread_key_create(&thr_key, thr_at_exit) != 0) return -EAGAIN;
         thr_key_made = 1;
     }
     pthread_attr_t def;
@@ -60,30 +59,24 @@ int threads_init(void)
 
 int threads_register(int64_t fiber, const char *label, uint64_t lo, uint64_t hi)
 {
-    if (!profile_active())
-        return -ESRCH;
+    if (!profile_active()) return -ESRCH;
     struct reg_slot *s = registry_register(fiber, label, lo, hi);
-    if (!s)
-        return -EAGAIN;
+    if (!s) return -EAGAIN;
     const struct engine *e = profile_engine();
-    if (e && e->thread_start)
-        e->thread_start(s);
-    if (thr_key_made)
-        pthread_setspecific(thr_key, (void *)1);
+    if (e && e->thread_start) e->thread_start(s);
+    if (thr_key_made) pthread_setspecific(thr_key, (void *)1);
     return 0;
 }
 
 int threads_unregister(void)
 {
     struct reg_slot *s = registry_self();
-    if (!s)
-        return -ENOENT;
+    if (!s) return -ENOENT;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     const struct engine *e = profile_engine();
-    if (e && e->thread_stop && profile_active())
-        e->thread_stop(s);
+    if (e && e->thread_stop && profile_active()) e->thread_stop(s);
     int r = registry_unregister();
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return r;
@@ -97,8 +90,7 @@ static uint64_t thr_hex(const char **p)
     for (;; (*p)++) {
         char c = **p;
         int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (d < 0)
-            return v;
+        if (d < 0) return v;
         v = v * 16 + (uint64_t)d;
     }
 }
@@ -107,15 +99,13 @@ int threads_bounds_from_maps(uint64_t *lo, uint64_t *hi)
 {
     uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
+    if (fd < 0) return -errno;
     char buf[4096 + 256];
     size_t have = 0;
     int found = 0;
     for (;;) {
         ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
-        if (n <= 0)
-            break;
+        if (n <= 0) break;
         have += (size_t)n;
         buf[have] = 0;
         char *line = buf, *nl;
@@ -131,21 +121,17 @@ int threads_bounds_from_maps(uint64_t *lo, uint64_t *hi)
                 if (strstr(line, "[stack]") && nl > line) { /* the main stack grows */
                     struct rlimit rl;
                     uint64_t max = THR_MAIN_STACK_MAX;
-                    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur < max)
-                        max = rl.rlim_cur;
-                    if (b - max < a)
-                        *lo = b - max;
+                    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur < max) max = rl.rlim_cur;
+                    if (b - max < a) *lo = b - max;
                 }
                 break;
             }
             line = nl + 1;
         }
-        if (found)
-            break;
+        if (found) break;
         have = (size_t)(buf + have - line);
         memmove(buf, line, have);
-        if (have >= sizeof(buf) - 1)
-            have = 0; /* a line longer than the buffer: skip it */
+        if (have >= sizeof(buf) - 1) have = 0; /* a line longer than the buffer: skip it */
     }
     close(fd);
     return found ? 0 : -ENOENT;
@@ -157,8 +143,7 @@ static int thr_bounds_glibc(size_t stacksize, uint64_t *lo, uint64_t *hi)
 {
     uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
     uint64_t self = (uint64_t)(uintptr_t)pthread_self();
-    if (self <= sp || self - sp > stacksize + (1u << 16))
-        return -ENOENT;
+    if (self <= sp || self - sp > stacksize + (1u << 16)) return -ENOENT;
     *hi = self;
     *lo = self > stacksize ? self - stacksize : 0;
     return 0;
@@ -179,8 +164,7 @@ static void *thr_start(void *arg)
         /* This frame is the top for the walker: glibc's start_thread above it keeps
          * no frame pointer. */
         uint64_t top = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-        if (top > lo && top < hi)
-            hi = top;
+        if (top > lo && top < hi) hi = top;
         threads_register((int64_t)syscall(SYS_gettid), "thread", lo, hi);
     }
     void *r = fn(fn_arg);
@@ -191,24 +175,20 @@ static void *thr_start(void *arg)
 KESTREL_INTERPOSE int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
                                      void *(*start)(void *), void *arg)
 {
-    if (!profile_active() || !thr_tramps)
-        return REAL(pthread_create)(thread, attr, start, arg);
+    if (!profile_active() || !thr_tramps) return REAL(pthread_create)(thread, attr, start, arg);
     struct thr_tramp *t = NULL;
     for (size_t i = 0; i < THR_TRAMPOLINES && !t; i++) {
         int idle = 0;
-        if (atomic_compare_exchange_strong(&thr_tramps[i].used, &idle, 1))
-            t = &thr_tramps[i];
+        if (atomic_compare_exchange_strong(&thr_tramps[i].used, &idle, 1)) t = &thr_tramps[i];
     }
     if (!t) /* every trampoline in use: this thread goes unprofiled */
         return REAL(pthread_create)(thread, attr, start, arg);
     size_t ss = thr_default_stack;
-    if (attr)
-        pthread_attr_getstacksize(attr, &ss);
+    if (attr) pthread_attr_getstacksize(attr, &ss);
     t->fn = start;
     t->arg = arg;
     t->stacksize = ss ? ss : 8u << 20;
     int r = REAL(pthread_create)(thread, attr, thr_start, t);
-    if (r != 0)
-        atomic_store(&t->used, 0);
+    if (r != 0) atomic_store(&t->used, 0);
     return r;
 }

@@ -4,8 +4,8 @@
  * and calls nothing. Inside malloc: everything (nothing here allocates). */
 #include "unwind.h"
 
-size_t unwind_fp(uint64_t pc, uint64_t fp, uint64_t lo, uint64_t hi, intptr_t bias,
-                 uint64_t *out, size_t max, enum unwind_stop *stop)
+size_t unwind_fp(uint64_t pc, uint64_t fp, uint64_t lo, uint64_t hi, intptr_t bias, uint64_t *out,
+                 size_t max, enum unwind_stop *stop)
 {
     size_t n = 0;
     if (max == 0) {

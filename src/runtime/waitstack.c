@@ -16,9 +16,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define WS_COPY_MAX (256u * 1024)  /* bytes of stack copied above the SP */
-#define WS_SCAN_WORDS 2048         /* words searched for the first frame record */
-#define WS_LEAF_MAX 16             /* return addresses kept below that record */
+#define WS_COPY_MAX (256u * 1024) /* bytes of stack copied above the SP */
+#define WS_SCAN_WORDS 2048        /* words searched for the first frame record */
+#define WS_LEAF_MAX 16            /* return addresses kept below that record */
 
 static uint8_t *ws_buf; /* WS_COPY_MAX, mapped on first use */
 
@@ -29,17 +29,13 @@ static uint8_t *ws_buf; /* WS_COPY_MAX, mapped on first use */
 static int ws_is_text(uint64_t a)
 {
     const struct image *im = images_find_text(a);
-    if (!im)
-        return 0;
+    if (!im) return 0;
 #if defined(__x86_64__)
-    if (a - im->text < 7)
-        return 0;
+    if (a - im->text < 7) return 0;
     const uint8_t *b = (const uint8_t *)(uintptr_t)a;
-    if (b[-5] == 0xe8)
-        return 1;
+    if (b[-5] == 0xe8) return 1;
     for (int k = 2; k <= 7; k++)
-        if (b[-k] == 0xff && ((b[-k + 1] >> 3) & 7) == 2)
-            return 1;
+        if (b[-k] == 0xff && ((b[-k + 1] >> 3) & 7) == 2) return 1;
     return 0;
 #else
     return 1;
@@ -66,23 +62,20 @@ static int ws_is_record(const uint8_t *copy, size_t len, uint64_t sp, uint64_t h
     int ok1, ok2, ok3;
     uint64_t next = ws_word(copy, len, sp, a, &ok1);
     uint64_t ret = ws_word(copy, len, sp, a + 8, &ok2);
-    if (!ok1 || !ok2 || !ws_is_text(ret))
-        return 0;
+    if (!ok1 || !ok2 || !ws_is_text(ret)) return 0;
     if (next == hi) /* the registered top (a zero here is too common to trust) */
         return 1;
-    if ((next & 7) || next <= a || next > hi || next - a > UNWIND_MAX_FRAME)
-        return 0;
+    if ((next & 7) || next <= a || next > hi || next - a > UNWIND_MAX_FRAME) return 0;
     uint64_t ret2 = ws_word(copy, len, sp, next + 8, &ok3);
     return !ok3 || ret2 == 0 || ws_is_text(ret2);
 }
 
-size_t waitstack_walk_copy(uint64_t pc, uint64_t sp, uint64_t hi, const uint8_t *copy,
-                           size_t len, uint64_t *out, size_t max, int *stop)
+size_t waitstack_walk_copy(uint64_t pc, uint64_t sp, uint64_t hi, const uint8_t *copy, size_t len,
+                           uint64_t *out, size_t max, int *stop)
 {
     size_t n = 0;
     *stop = UNWIND_CUT_RANGE;
-    if (max == 0)
-        return 0;
+    if (max == 0) return 0;
     out[n++] = pc;
     uint64_t end = sp + len; /* what we can read */
     for (uint64_t a = sp; a + 16 <= end && (a - sp) / 8 < WS_SCAN_WORDS; a += 8) {
@@ -99,8 +92,7 @@ size_t waitstack_walk_copy(uint64_t pc, uint64_t sp, uint64_t hi, const uint8_t 
         }
         int ok;
         uint64_t w = ws_word(copy, len, sp, a, &ok);
-        if (ok && n < WS_LEAF_MAX && n < max && ws_is_text(w))
-            out[n++] = w;
+        if (ok && n < WS_LEAF_MAX && n < max && ws_is_text(w)) out[n++] = w;
     }
     return n;
 }
@@ -112,27 +104,22 @@ static int ws_read_syscall(pid_t tid, uint64_t key[3])
     char path[64], buf[256];
     snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
+    if (fd < 0) return -errno;
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
-    if (n <= 0)
-        return -EIO;
+    if (n <= 0) return -EIO;
     buf[n] = 0;
-    if (strncmp(buf, "running", 7) == 0)
-        return -EAGAIN;
+    if (strncmp(buf, "running", 7) == 0) return -EAGAIN;
     uint64_t f[9];
     int k = 0;
     char *p = buf, *e;
     while (k < 9) {
         f[k] = strtoull(p, &e, 0);
-        if (e == p)
-            break;
+        if (e == p) break;
         k++;
         p = e;
     }
-    if (k != 9 && k != 3)
-        return -EIO;
+    if (k != 9 && k != 3) return -EIO;
     key[0] = f[0];
     key[1] = f[k - 2];
     key[2] = f[k - 1];
@@ -147,15 +134,13 @@ int waitstack_sample(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns)
     }
     uint64_t key[3] = {0, 0, 0};
     int r = ws_read_syscall(s->tid, key);
-    if (r < 0)
-        return r == -EAGAIN ? 0 : r;
+    if (r < 0) return r == -EAGAIN ? 0 : r;
     if (s->wait_stack >= 0 && memcmp(key, s->wait_key, sizeof(key)) == 0) {
         sink_add_interned(s, t_ns, cpu_ns, SINK_WAITING, s->wait_stack);
         return 1;
     }
     uint64_t sp = key[1], pc = key[2];
-    if (!ws_buf && !(ws_buf = rtmem_alloc(WS_COPY_MAX)))
-        return -ENOMEM;
+    if (!ws_buf && !(ws_buf = rtmem_alloc(WS_COPY_MAX))) return -ENOMEM;
     size_t len = 0;
     if (sp >= s->stack_lo && sp < s->stack_hi) {
         size_t want = s->stack_hi - sp < WS_COPY_MAX ? s->stack_hi - sp : WS_COPY_MAX;
@@ -165,11 +150,16 @@ int waitstack_sample(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns)
     }
     uint64_t frames[UNWIND_MAX_DEPTH];
     int stop;
-    size_t n = waitstack_walk_copy(pc, sp, s->stack_hi, ws_buf, len, frames, UNWIND_MAX_DEPTH,
-                                   &stop);
+    size_t n =
+        waitstack_walk_copy(pc, sp, s->stack_hi, ws_buf, len, frames, UNWIND_MAX_DEPTH, &stop);
     struct sink_sample smp = {
-        .slot = s, .t_ns = t_ns, .cpu_ns = cpu_ns, .state = SINK_WAITING,
-        .stop = (uint8_t)stop, .nframes = (uint16_t)n, .frames = frames,
+        .slot = s,
+        .t_ns = t_ns,
+        .cpu_ns = cpu_ns,
+        .state = SINK_WAITING,
+        .stop = (uint8_t)stop,
+        .nframes = (uint16_t)n,
+        .frames = frames,
     };
     int32_t st = sink_add(&smp);
     s->wait_stack = st;

@@ -38,6 +38,6 @@ static inline void waitstack_episode_end(struct reg_slot *s)
 /* Frames of a stack copy: `copy` holds the `len` bytes that were at [sp, sp+len) in
  * a stack bounded by [.., hi); fills out[0..max) leaf-first starting with pc.
  * Exposed for tests. */
-size_t waitstack_walk_copy(uint64_t pc, uint64_t sp, uint64_t hi, const uint8_t *copy,
-                           size_t len, uint64_t *out, size_t max, int *stop);
+size_t waitstack_walk_copy(uint64_t pc, uint64_t sp, uint64_t hi, const uint8_t *copy, size_t len,
+                           uint64_t *out, size_t max, int *stop);
 #endif

@@ -43,11 +43,9 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 3;
-    if (argc > 2)
-        units = strtoul(argv[2], NULL, 10);
+    if (argc > 2) units = strtoul(argv[2], NULL, 10);
     pthread_t t[64];
-    if (n > 64)
-        n = 64;
+    if (n > 64) n = 64;
     for (int i = 0; i < n; i++)
         pthread_create(&t[i], NULL, worker, NULL);
     work(units);

@@ -12,7 +12,7 @@ TEST_DEPS += $(RT_TESTS_C) $(RT_PROGS) $(LIBKESTREL_SO)
 
 $(BUILD)/tests/runtime/test_%: tests/runtime/test_%.c $(LIBKESTREL_A)
 	@mkdir -p $(@D)
-	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -Itests -o $@ $< $(LIBKESTREL_A) -ldl
+	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -Itests -o $@ $< $(LIBKESTREL_A) -ldl -ljansson
 
 # Programs to be profiled: frame pointers on, like `kestrel run` builds them.
 $(BUILD)/tests/runtime/prog_%: tests/runtime/prog_%.c

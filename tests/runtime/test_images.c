@@ -13,8 +13,7 @@
 static const struct image *find_path(const char *needle)
 {
     for (size_t i = 0; i < images_count(); i++)
-        if (strstr(images_get(i)->path, needle))
-            return images_get(i);
+        if (strstr(images_get(i)->path, needle)) return images_get(i);
     return NULL;
 }
 
@@ -37,10 +36,8 @@ int main(void)
         snprintf(cmd, sizeof(cmd), "readelf -n '%s'", exe);
         FILE *p = popen(cmd, "r");
         while (p && fgets(line, sizeof(line), p))
-            if (sscanf(line, " Build ID: %199s", want) == 1)
-                break;
-        if (p)
-            pclose(p);
+            if (sscanf(line, " Build ID: %199s", want) == 1) break;
+        if (p) pclose(p);
         CHECKF(want[0] && strcmp(hex, want) == 0, "build id %s, readelf says %s", hex, want);
     }
 
@@ -56,8 +53,7 @@ int main(void)
     images_refresh();
     const struct image *z = find_path("libz.so");
     CHECK(z && !z->unloaded && z->text_size > 0);
-    if (h)
-        dlclose(h);
+    if (h) dlclose(h);
     images_refresh();
     z = find_path("libz.so");
     CHECK(z && z->unloaded);

@@ -26,12 +26,9 @@ static void mark(enum lifecycle_event ev)
     snprintf(p, sizeof(p), "%s/%d.%u.%s", dir, lifecycle_pid(), lifecycle_image_generation(),
              names[ev]);
     int fd = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0644);
-    if (fd >= 0)
-        close(fd);
+    if (fd >= 0) close(fd);
 }
-static void forked(void)
-{
-}
+static void forked(void) {}
 static const struct lifecycle_client client = {"test", mark, forked};
 
 static void on_term(int sig)
@@ -43,20 +40,15 @@ static void on_term(int sig)
 static int child_main(const char *mode)
 {
     lifecycle_register(&client);
-    if (!strcmp(mode, "exit"))
-        return 3;
+    if (!strcmp(mode, "exit")) return 3;
     if (!strcmp(mode, "exec")) {
         execl("/proc/self/exe", "x", dir, "exit", (char *)NULL);
         return 99;
     }
-    if (!strcmp(mode, "term"))
-        kill(getpid(), SIGTERM);
-    if (!strcmp(mode, "int"))
-        raise(SIGINT);
-    if (!strcmp(mode, "hup"))
-        raise(SIGHUP);
-    if (!strcmp(mode, "abort"))
-        abort();
+    if (!strcmp(mode, "term")) kill(getpid(), SIGTERM);
+    if (!strcmp(mode, "int")) raise(SIGINT);
+    if (!strcmp(mode, "hup")) raise(SIGHUP);
+    if (!strcmp(mode, "abort")) abort();
     if (!strcmp(mode, "own")) { /* the program's handler decides */
         signal(SIGTERM, on_term);
         raise(SIGTERM);
@@ -68,8 +60,7 @@ static int child_main(const char *mode)
     }
     if (!strcmp(mode, "fork")) {
         pid_t c = fork();
-        if (c == 0)
-            exit(7);
+        if (c == 0) exit(7);
         int st;
         waitpid(c, &st, 0);
         printf("%d\n", c);
@@ -123,8 +114,10 @@ int main(int argc, char **argv)
     CHECK(exists(F, p, 0, "exec"));
     CHECK(exists(F, p, 1, "exit")); /* the new image is generation 1 */
 
-    static const struct { const char *mode; int sig; } sigs[] = {
-        {"term", SIGTERM}, {"int", SIGINT}, {"hup", SIGHUP}, {"abort", SIGABRT}};
+    static const struct {
+        const char *mode;
+        int sig;
+    } sigs[] = {{"term", SIGTERM}, {"int", SIGINT}, {"hup", SIGHUP}, {"abort", SIGABRT}};
     for (size_t i = 0; i < 4; i++) {
         st = run(sigs[i].mode, &p);
         CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == sigs[i].sig, "%s: status %#x", sigs[i].mode, st);
@@ -144,14 +137,12 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof(cmd), "/proc/%d/exe %s fork", getpid(), dir);
     FILE *f = popen(cmd, "r");
     int cpid = 0;
-    if (f && fgets(out, sizeof(out), f))
-        cpid = atoi(out);
+    if (f && fgets(out, sizeof(out), f)) cpid = atoi(out);
     int pst = f ? pclose(f) : -1;
     CHECK(pst == 0 && cpid > 0);
     CHECK(cpid > 0 && exists(F, cpid, 0, "exit"));
 
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
     return check_exit();
 }

@@ -1,0 +1,103 @@
+/* Ways for a profiled process to end. Each mode burns CPU first (so there is
+ * something to write), then:
+ *   exit      returns 3 from main
+ *   exec      execs itself in mode "exit" (the new image returns 3)
+ *   execvp    the same through execvp
+ *   term      kill(getpid(), SIGTERM)
+ *   int       raise(SIGINT)
+ *   hup       raise(SIGHUP)
+ *   abort     abort()
+ *   own       installs its own SIGTERM handler, raises SIGTERM, returns 9 once handled
+ *   fork      two threads keep burning while the main thread forks 20 children (each
+ *             burns and exits 4); returns 0 when every child exited 4
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+volatile unsigned long prog_sink;
+static volatile sig_atomic_t got_term;
+static volatile int stop_burning;
+
+__attribute__((noinline)) static void burn_ms(int ms)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    unsigned long x = 0;
+    do {
+        for (int i = 0; i < 10000; i++)
+            x += (unsigned long)i ^ (x >> 3);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    } while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+    prog_sink += x;
+}
+
+static void on_term(int sig)
+{
+    (void)sig;
+    got_term = 1;
+}
+
+static void *burner(void *arg)
+{
+    (void)arg;
+    while (!stop_burning)
+        burn_ms(5);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "exit";
+    burn_ms(150);
+    if (!strcmp(mode, "exit")) return 3;
+    if (!strcmp(mode, "exec")) {
+        execl(argv[0], argv[0], "exit", (char *)NULL);
+        return 100;
+    }
+    if (!strcmp(mode, "execvp")) {
+        char *args[] = {argv[0], "exit", NULL};
+        execvp(argv[0], args);
+        return 100;
+    }
+    if (!strcmp(mode, "term")) kill(getpid(), SIGTERM);
+    if (!strcmp(mode, "int")) raise(SIGINT);
+    if (!strcmp(mode, "hup")) raise(SIGHUP);
+    if (!strcmp(mode, "abort")) abort();
+    if (!strcmp(mode, "own")) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_term;
+        sigaction(SIGTERM, &sa, NULL);
+        raise(SIGTERM);
+        while (!got_term)
+            ;
+        return 9;
+    }
+    if (!strcmp(mode, "fork")) {
+        pthread_t t[2];
+        for (int i = 0; i < 2; i++)
+            pthread_create(&t[i], NULL, burner, NULL);
+        int good = 0;
+        for (int k = 0; k < 20; k++) {
+            pid_t c = fork();
+            if (c == 0) {
+                burn_ms(10);
+                exit(4);
+            }
+            int st;
+            if (c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 4) good++;
+        }
+        stop_burning = 1;
+        for (int i = 0; i < 2; i++)
+            pthread_join(t[i], NULL);
+        printf("%d\n", good);
+        return good == 20 ? 0 : 1;
+    }
+    return 101;
+}

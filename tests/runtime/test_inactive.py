@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Inactive means no thread, no signal handler, no allocation: a program with
+libkestrel.so preloaded but KESTREL_PROFILE unset has one thread, SIGPROF and SIGTERM
+at their default dispositions (read from the kernel), and no more address space than
+the library's own mappings. The same program with KESTREL_PROFILE set shows the
+opposite, so each check can fail."""
+import os
+import subprocess
+
+from rtlib import LIB, Checker, prog, tmpdir
+
+c = Checker()
+
+
+def report(env):
+    p = subprocess.run([prog("prog_inactive")], env=env, capture_output=True, text=True,
+                       timeout=60)
+    c.check(p.returncode == 0, "exit 0: %s" % p.stderr)
+    return dict(kv.split("=") for kv in p.stdout.split())
+
+
+base_env = {k: v for k, v in os.environ.items() if not k.startswith("KESTREL_")}
+plain = report(base_env)
+inactive = report(dict(base_env, LD_PRELOAD=LIB))
+d = tmpdir()
+active = report(dict(base_env, LD_PRELOAD=LIB, KESTREL_PROFILE=os.path.join(d, "p.json"),
+                     KESTREL_PROFILE_ENGINE="signal"))
+
+c.check(inactive["tasks"] == "1", "inactive: one thread, got %s" % inactive["tasks"])
+c.check(inactive["sigprof"] == "default", "inactive: SIGPROF %s" % inactive["sigprof"])
+c.check(inactive["sigterm"] == "default", "inactive: SIGTERM %s" % inactive["sigterm"])
+grow = int(inactive["vmsize_kib"]) - int(plain["vmsize_kib"])
+lib_kib = os.path.getsize(LIB) // 1024 + 64
+c.check(grow <= lib_kib, "inactive: address space grew by %d KiB (library %d KiB)" %
+        (grow, lib_kib))
+
+c.check(int(active["tasks"]) >= 2, "active: the sampler thread runs (%s)" % active["tasks"])
+c.check(active["sigprof"] == "handler", "active: SIGPROF handled (%s)" % active["sigprof"])
+c.check(active["sigterm"] == "handler", "active: SIGTERM watched (%s)" % active["sigterm"])
+c.check(int(active["vmsize_kib"]) - int(plain["vmsize_kib"]) > 10 * 1024,
+        "active: the runtime's tables are mapped")
+c.check(os.path.exists(os.path.join(d, "p.json")), "active: the profile was written")
+c.exit()

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Process life under profiling: normal exit, exec (execl, execvp), SIGTERM, SIGINT,
+SIGHUP, abort, a program's own SIGTERM handler, and fork from a multi-threaded program
+while sampling. Each mode ends with exactly the status it has unprofiled, and the
+files that must exist do, complete (valid JSON with samples), with no temporary file
+left behind; the file of an image replaced by exec is <path>.exec0."""
+import glob
+import os
+import subprocess
+
+from rtlib import Checker, load, prog, profiled_env, tmpdir, validate
+
+c = Checker()
+exe = prog("prog_life")
+plain_env = {k: v for k, v in os.environ.items() if not k.startswith("KESTREL_")}
+
+
+def run(mode, env):
+    p = subprocess.run([exe, mode], env=env, capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout
+
+
+def complete(path, what, min_samples=20):
+    try:
+        d = load(path)
+    except Exception as e:  # a truncated or missing file
+        c.check(False, "%s: %s unreadable: %s" % (what, path, e))
+        return None
+    validate(d, c, what)
+    c.check(len(d["samples"]) >= min_samples, "%s: %d samples" % (what, len(d["samples"])))
+    return d
+
+
+for mode, files in (("exit", ["p.{pid}.json"]),
+                    ("exec", ["p.{pid}.json.exec0", "p.{pid}.json"]),
+                    ("execvp", ["p.{pid}.json.exec0", "p.{pid}.json"]),
+                    ("term", ["p.{pid}.json"]), ("int", ["p.{pid}.json"]),
+                    ("hup", ["p.{pid}.json"]), ("abort", ["p.{pid}.json"]),
+                    ("own", ["p.{pid}.json"])):
+    want, _ = run(mode, plain_env)
+    d = tmpdir()
+    got, _ = run(mode, profiled_env(os.path.join(d, "p.%p.json")))
+    c.check(got == want, "%s: status %d profiled, %d unprofiled" % (mode, got, want))
+    found = sorted(os.path.basename(f) for f in glob.glob(os.path.join(d, "*")))
+    pids = {f.split(".")[1] for f in found}
+    c.check(len(pids) == 1, "%s: one pid in %s" % (mode, found))
+    pid = pids.pop() if pids else "?"
+    expect = sorted(f.format(pid=pid) for f in files)
+    c.check(found == expect, "%s: files %s, expected %s" % (mode, found, expect))
+    for f in found:
+        dd = complete(os.path.join(d, f), "%s %s" % (mode, f))
+        if dd:
+            c.check(str(dd["pid"]) == pid, "%s: pid %s in %s" % (mode, dd["pid"], f))
+
+# fork while two threads are being sampled: 20 children, each with its own file.
+d = tmpdir()
+got, out = run("fork", profiled_env(os.path.join(d, "p.%p.json")))
+c.check(got == 0 and out.strip() == "20", "fork: status %d, %s children fine" % (got, out.strip()))
+found = glob.glob(os.path.join(d, "*"))
+c.check(len(found) == 21, "fork: 21 files (parent and 20 children), got %d" % len(found))
+parent = children = 0
+for f in found:
+    dd = complete(f, "fork " + os.path.basename(f), min_samples=3)
+    if not dd:
+        continue
+    if len(dd["threads"]) == 3:
+        parent += 1
+    elif len(dd["threads"]) == 1 and dd["threads"][0]["label"] == "main":
+        children += 1
+c.check(parent == 1 and children == 20, "fork: parent %d, children %d" % (parent, children))
+
+# Without %p, a fork child writes <path>.<pid> instead of the parent's file.
+d = tmpdir()
+got, _ = run("fork", profiled_env(os.path.join(d, "p.json")))
+names = sorted(os.path.basename(f) for f in glob.glob(os.path.join(d, "*")))
+c.check("p.json" in names and len(names) == 21, "fork without %%p: %d files" % len(names))
+c.exit()
