@@ -278,10 +278,10 @@ test('the source view shows the file with after-line heat and its hot lines', as
     assert.match(await text(page, '#source-file'), /\/tests\/viewer\/busy\.c$/);
     const line = page.locator('#code .ln', {hasText: 'sink += i * 0.5;'});
     assert.equal(await line.count(), 1);
-    assert.match(await line.locator('.heat').textContent(), /^\d+\.\d% · \d+ samples?$/);
+    assert.match(await line.locator('.heat').textContent(), /^\d+\.\d% · [\d,]+ samples?$/);
     const hotLines = await page.$$eval('#hotlines li', (ls) => ls.map((l) => l.textContent));
     assert.ok(hotLines.length >= 2);
-    assert.match(hotLines[0], /^line \d+: \d+\.\d% · \d+ samples?$/);
+    assert.match(hotLines[0], /^line \d+: \d+\.\d% · [\d,]+ samples?$/);
     assert.ok(await page.locator('#ruler i').count() >= 2);
     // The whole file is there, line numbers included.
     assert.ok(await page.locator('#code .ln').count() >= 60);
