@@ -6,7 +6,7 @@
 
 const struct engine *engine_choose(const char *want, const char **why)
 {
-    const struct engine *perf = &engine_perf; /* NULL until engine_perf.c is built in */
+    const struct engine *perf = &engine_perf;
     *why = NULL;
     if (want && *want && strcmp(want, "auto") != 0 && strcmp(want, "perf") != 0 &&
         strcmp(want, "signal") != 0) {
@@ -15,9 +15,7 @@ const struct engine *engine_choose(const char *want, const char **why)
     }
     int auto_ = !want || !*want || strcmp(want, "auto") == 0;
     if (auto_ || strcmp(want, "perf") == 0) {
-        if (!perf)
-            *why = "the perf engine is not built into this libkestrel";
-        else if (perf->check(why) == 0)
+        if (perf->check(why) == 0)
             return perf;
         if (!auto_) return NULL;
     }

@@ -76,9 +76,7 @@ struct engine {
 };
 
 extern const struct engine engine_signal;
-/* Defined by engine_perf.c; a weak reference, so that until it exists `perf` is
- * reported unavailable and `auto` means the signal engine. */
-extern const struct engine engine_perf __attribute__((weak));
+extern const struct engine engine_perf; /* a strong reference: libkestrel.a links it */
 
 /* Picks the engine for `want` ("auto", "perf", "signal"; NULL = auto). Returns NULL
  * when the wanted engine cannot run; *why says why (also when auto fell back). */

@@ -66,6 +66,8 @@ int main(void)
         pthread_create(&t[k], NULL, run, (void *)(intptr_t)1);
     for (int k = 0; k < 8; k++)
         pthread_join(t[k], NULL);
+    struct timespec settle = {0, 200000000};
+    nanosleep(&settle, NULL);
     int fd0 = fds();
     long vm0 = vmsize();
     for (int i = 0; i < THREADS; i += 8) {
@@ -74,6 +76,10 @@ int main(void)
         for (int k = 0; k < 8; k++)
             pthread_join(t[k], NULL);
     }
+    /* An engine may release what a thread held a little after it exited (the perf
+     * engine closes its events when it drains, every 20 ms): wait for that, here and
+     * before the first measurement. */
+    nanosleep(&settle, NULL);
     for (int i = 0; i < THREADS / 50; i++)
         printf("long %d\n", (int)long_tids[i]);
     printf("fds %d %d\nvm %ld %ld\n", fd0, fds(), vm0, vmsize());

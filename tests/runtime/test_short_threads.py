@@ -40,7 +40,13 @@ validate(d, c, "short threads")
 th = d["threads"]
 c.check(len(th) == 2009, "2,000 threads + 8 warm-up + main registered: %d" % len(th))
 c.check(d["past_limits"].get("threads") == 0, "no thread past the limits")
-c.check(d["dropped"] == 0, "no sample dropped: %d" % d["dropped"])
+# The signal engine drains every thread's ring at each tick: it must lose nothing.
+# (The perf engine counts records the kernel could not write as dropped; they are
+# reported, not checked, here.)
+if d["engine"] == "signal":
+    c.check(d["dropped"] == 0, "no sample dropped: %d" % d["dropped"])
+else:
+    print("%s engine: %d samples dropped of %d" % (d["engine"], d["dropped"], len(d["samples"])))
 by_tid = {}
 for i, t in enumerate(th):
     by_tid.setdefault(t.get("tid"), []).append(i)
