@@ -25,6 +25,20 @@ struct sym_cu_range {
     Dwarf_Off cu;      /* the CU DIE's offset */
 };
 
+/* A function's address range within its CU, for finding the function of an address
+ * without walking the CU's whole DIE tree for every address. */
+struct sym_fn {
+    Dwarf_Addr lo, hi; /* [lo, hi) in the object's own addresses */
+    Dwarf_Off die;     /* the DW_TAG_subprogram DIE's offset */
+};
+
+/* The functions of one CU, sorted by lo; built on the first address in that CU. */
+struct sym_cu_fns {
+    Dwarf_Off cu; /* the CU DIE's offset */
+    struct sym_fn *fns;
+    size_t n;
+};
+
 struct sym_image {
     int state;
     Dwfl *dwfl;
@@ -33,6 +47,8 @@ struct sym_image {
     struct sym_cu_range *ranges; /* built on the first address aranges do not cover */
     size_t n_ranges;
     int ranges_built;
+    struct sym_cu_fns *cus; /* sorted by cu */
+    size_t n_cus;
 };
 
 /* Where each resolved (frame, leaf?) pair's new frames are in `out`. */
@@ -304,6 +320,113 @@ static Dwarf_Die *cu_of(struct symbolizer *z, int image, Dwarf_Addr pc, Dwarf_Di
     return NULL;
 }
 
+static int cmp_fn(const void *a, const void *b)
+{
+    const struct sym_fn *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Collects the ranges of every function defined under parent (descending into
+ * namespaces and classes, where C++ puts them, but not into function bodies). */
+static int collect_fns(Dwarf_Die *parent, struct sym_cu_fns *c, size_t *cap, int depth)
+{
+    Dwarf_Die d;
+    if (depth > 32 || dwarf_child(parent, &d) != 0) return 0;
+    do {
+        int tag = dwarf_tag(&d);
+        if (tag == DW_TAG_subprogram) {
+            Dwarf_Addr base, lo, hi;
+            ptrdiff_t off = 0;
+            while ((off = dwarf_ranges(&d, off, &base, &lo, &hi)) > 0) {
+                if (c->n == *cap) {
+                    *cap = *cap ? *cap * 2 : 64;
+                    void *q = realloc(c->fns, *cap * sizeof *c->fns);
+                    if (!q) return -1;
+                    c->fns = q;
+                }
+                c->fns[c->n++] = (struct sym_fn){lo, hi, dwarf_dieoffset(&d)};
+            }
+        } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+                   tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+                   tag == DW_TAG_module) {
+            if (collect_fns(&d, c, cap, depth + 1)) return -1;
+        }
+    } while (dwarf_siblingof(&d, &d) == 0);
+    return 0;
+}
+
+/* The function index of cu, built once. NULL when memory runs out. */
+static struct sym_cu_fns *cu_fns(struct sym_image *si, Dwarf_Die *cu)
+{
+    Dwarf_Off off = dwarf_dieoffset(cu);
+    size_t lo = 0, hi = si->n_cus;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (si->cus[mid].cu == off) return &si->cus[mid];
+        if (si->cus[mid].cu < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    void *q = realloc(si->cus, (si->n_cus + 1) * sizeof *si->cus);
+    if (!q) return NULL;
+    si->cus = q;
+    struct sym_cu_fns c = {.cu = off};
+    size_t cap = 0;
+    if (collect_fns(cu, &c, &cap, 0)) {
+        free(c.fns);
+        return NULL;
+    }
+    qsort(c.fns, c.n, sizeof *c.fns, cmp_fn);
+    memmove(&si->cus[lo + 1], &si->cus[lo], (si->n_cus - lo) * sizeof *si->cus);
+    si->cus[lo] = c;
+    si->n_cus++;
+    return &si->cus[lo];
+}
+
+/* The concrete scopes holding a (an address in the object's own terms): the
+ * innermost inlined call or block first, the function they sit in last. The
+ * function comes from the CU's index; only its own subtree is walked. Returns the
+ * count (0 when no function holds a) and a malloc'd array in *out. */
+static int scope_chain(struct sym_image *si, Dwarf_Die *cu, Dwarf_Addr a, Dwarf_Die **out)
+{
+    enum { MAX_SCOPES = 64 };
+    struct sym_cu_fns *c = cu_fns(si, cu);
+    if (!c) return 0;
+    size_t lo = 0, hi = c->n;
+    while (lo < hi) { /* the last function starting at or below a */
+        size_t mid = (lo + hi) / 2;
+        if (c->fns[mid].lo <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    Dwarf_Die chain[MAX_SCOPES];
+    int n = 0;
+    /* Functions do not overlap, but look back a little in case. */
+    for (size_t i = lo; i-- > 0 && lo - i <= 8 && !n;)
+        if (a >= c->fns[i].lo && a < c->fns[i].hi &&
+            dwarf_offdie(dwarf_cu_getdwarf(cu->cu), c->fns[i].die, &chain[0]))
+            n = 1;
+    while (n > 0 && n < MAX_SCOPES) {
+        Dwarf_Die d;
+        int found = 0;
+        if (dwarf_child(&chain[n - 1], &d) == 0) do {
+                int tag = dwarf_tag(&d);
+                if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) &&
+                    dwarf_haspc(&d, a) > 0) {
+                    chain[n++] = d;
+                    found = 1;
+                }
+            } while (!found && dwarf_siblingof(&d, &d) == 0);
+        if (!found) break;
+    }
+    if (!n || !(*out = malloc((size_t)n * sizeof **out))) return 0;
+    for (int i = 0; i < n; i++)
+        (*out)[i] = chain[n - 1 - i];
+    return n;
+}
+
 /* The frames of one address: the innermost inlined call first, each with the line
  * it is at; each call site (DW_AT_call_file/line) is the line of the next frame. */
 static int resolve(struct symbolizer *z, const struct profile_frame *old, int leaf)
@@ -322,16 +445,7 @@ static int resolve(struct symbolizer *z, const struct profile_frame *old, int le
         f.file = NULL, f.line = f.column = 0;
 
     Dwarf_Die *scopes = NULL;
-    int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
-    if (n > 0) {
-        /* dwarf_getscopes continues an inlined call with its abstract definition's
-         * scopes; the concrete nesting (inlined call, ..., the function it sits in)
-         * is the innermost scope's parent chain. */
-        Dwarf_Die inner = scopes[0];
-        free(scopes);
-        scopes = NULL;
-        n = dwarf_getscopes_die(&inner, &scopes);
-    }
+    int n = cu ? scope_chain(&z->images[old->image], cu, pc - bias, &scopes) : 0;
     Dwarf_Files *files = NULL;
     size_t n_files = 0;
     if (cu && dwarf_getsrcfiles(cu, &files, &n_files)) files = NULL;
@@ -498,6 +612,9 @@ int symbolize_profile(struct profile *p, const struct symbolize_options *o)
         if (z.images[i].dwfl) {
             dwfl_end(z.images[i].dwfl);
             free(z.images[i].ranges);
+            for (size_t c = 0; c < z.images[i].n_cus; c++)
+                free(z.images[i].cus[c].fns);
+            free(z.images[i].cus);
         }
     free(z.images);
     free(z.span[0]);
