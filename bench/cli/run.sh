@@ -16,7 +16,7 @@ rounds=${1:-5}
 B=build/bench/cli
 K=build/bin/kestrel
 mkdir -p "$B/out"
-for t in llvm-symbolizer addr2line perf /usr/bin/time; do
+for t in llvm-symbolizer addr2line perf; do
   command -v "$t" >/dev/null || { echo "bench/cli: $t is missing (scripts/deps.sh --bench)" >&2; exit 1; }
 done
 
@@ -24,18 +24,22 @@ python3 bench/cli/gen_callgraph.py 256 > "$B/callgraph.c"
 cc -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
    -fno-optimize-sibling-calls -Ibench/cli -pthread -o "$B/callgraph" "$B/callgraph.c"
 "$B/callgraph" raw "$B/raw.json" 1000000 50000
-python3 bench/cli/addresses.py "$B/raw.json" "$(realpath "$B/callgraph")" > "$B/addrs.txt"
+python3 bench/cli/addresses.py "$B/raw.json" "$(realpath "$B/callgraph")" "$B/sym.raw.json" \
+  > "$B/addrs.txt"
 perf record -q -F 4000 -g -o "$B/perf.data" -- "$B/callgraph" spin 20 2 2>/dev/null
 perf_samples=$(perf report -i "$B/perf.data" --stdio --header-only 2>/dev/null |
                sed -n 's/.*sample_freq.*//;s/^# Samples: *\([0-9]*\).*/\1/p' | head -1)
 [ -n "$perf_samples" ] || perf_samples=$(perf script -i "$B/perf.data" -F period 2>/dev/null | wc -l)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
-# timed NAME CMD...: appends "wall_s rss_kib cpu_s" to $B/times.NAME
+# timed NAME [--stdin FILE] CMD...: appends "wall_s rss_kib cpu_s" to $B/times.NAME;
+# the command's output is kept in $B/out.tmp.
 timed() {
   local name=$1; shift
-  /usr/bin/time -f "%e %M %U %S" -o "$B/time.tmp" "$@" > "$B/out.tmp" 2>/dev/null
-  awk '{print $1, $2, $3 + $4}' "$B/time.tmp" >> "$B/times.$name"
+  local in=/dev/null
+  if [ "$1" = --stdin ]; then in=$2; shift 2; fi
+  python3 bench/cli/timed.py --stdin "$in" -- sh -c '"$@" > "'"$B/out.tmp"'"' sh "$@" \
+    >> "$B/times.$name"
 }
 rm -f "$B"/times.*
 for r in $(seq "$rounds"); do
@@ -45,10 +49,10 @@ for r in $(seq "$rounds"); do
   for f in speedscope cpuprofile folded summary pprof; do
     timed "export_$f" "$K" export --format "$f" -o "$B/out/k.$f" "$B/raw.json"
   done
-  timed sym_proc build/bench/cli/export_bench symbolize "$B/raw.json"
+  timed sym_proc build/bench/cli/export_bench symbolize "$B/sym.raw.json"
   awk '$1=="symbolize"{print $2, 0, $3}' "$B/out.tmp" >> "$B/times.sym_kestrel"
-  timed llvm llvm-symbolizer --obj="$B/callgraph" < "$B/addrs.txt"
-  timed addr2line addr2line -i -f -e "$B/callgraph" < "$B/addrs.txt"
+  timed llvm --stdin "$B/addrs.txt" llvm-symbolizer --obj="$B/callgraph"
+  timed addr2line --stdin "$B/addrs.txt" addr2line -i -f -e "$B/callgraph"
   timed perf_report perf report -i "$B/perf.data" --stdio
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -58,6 +62,7 @@ col() { awk -v c="$2" '{print $c}' "$B/times.$1" | med; }
 all_s=$(col all 1); all_cpu=$(col all 3); all_mib=$(awk "BEGIN{print $(col all 2)/1024}")
 sym_k=$(col sym_kestrel 1); llvm_s=$(col llvm 1); a2l_s=$(col addr2line 1)
 sym_kc=$(col sym_kestrel 3); llvm_c=$(col llvm 3); a2l_c=$(col addr2line 3)
+symp_s=$(col sym_proc 1); symp_c=$(col sym_proc 3)
 n_addr=$(wc -l < "$B/addrs.txt")
 ratio() { awk "BEGIN{printf \"%.1f\", $1/$2}"; }
 
@@ -86,11 +91,13 @@ Phases of the in-process run, last round (\`phase wall_s cpu_s\`):
 \`$(sed 's/ [a-z_]*=.*//' "$B/phases.txt" | tr '\n' ';' | sed 's/;$//; s/;/; /g')\`
 
 Symbolizing the profile's $n_addr unique addresses (return addresses − 1, inlined
-calls expanded, all three):
+calls expanded, all three; kestrel reads them as a raw profile of one-frame stacks,
+\`$B/sym.raw.json\`, the peers as a list on stdin):
 
 | symbolizer | median wall (s) | median CPU (s) | kestrel's speed relative to it (CPU) |
 | --- | ---: | ---: | ---: |
-| kestrel (libdw, in process: its symbolize phase, which also rebuilds the 50,000 stacks) | $sym_k | $sym_kc | |
+| kestrel (libdw): its symbolize phase, in process | $sym_k | $sym_kc | |
+| kestrel: the whole process (\`export_bench symbolize\`: start, read the JSON, symbolize) | $symp_s | $symp_c | |
 | \`llvm-symbolizer --obj=BIN < addrs\` (whole process) | $llvm_s | $llvm_c | $(ratio "$llvm_c" "$sym_kc")x (goal ≥ 5x) |
 | \`addr2line -i -f -e BIN < addrs\` (whole process) | $a2l_s | $a2l_c | $(ratio "$a2l_c" "$sym_kc")x |
 
