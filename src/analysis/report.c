@@ -225,6 +225,13 @@ static void footer(FILE *out, const struct profile *p, const struct summary *s)
                 "  %" PRIu64 " stack%s cut short by the unwinder · %" PRIu64 " sample%s dropped\n",
                 p->meta.truncated, p->meta.truncated == 1 ? "" : "s", p->meta.dropped,
                 p->meta.dropped == 1 ? "" : "s");
+    /* What the run said about itself: an engine fallback and why, what went past a
+     * table's limit. */
+    for (size_t i = 0; i < p->meta.n_comments; i++) {
+        char *safe = escape_utf8_dup(p->meta.comments[i], "");
+        fprintf(out, "  note: %s\n", safe ? safe : "?");
+        free(safe);
+    }
     for (size_t i = 0; i < p->meta.n_tables; i++)
         if (p->meta.tables[i].past)
             fprintf(out, "  table %s full: %" PRIu64 " past its limit of %" PRIu64 "\n",

@@ -244,6 +244,16 @@ int record_run(const struct record_options *o, char **argv)
     }
     const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
     const char *stem = o->stem ? o->stem : base;
+    /* The runtime cannot say why it could not write its file: check the place first. */
+    const char *slash = strrchr(stem, '/');
+    char *dir = slash ? strndup(stem, (size_t)(slash - stem) + 1) : strdup(".");
+    if (!dir || access(dir, W_OK)) {
+        fprintf(stderr, "kestrel: %s: %s\n", dir ? dir : stem, strerror(dir ? errno : ENOMEM));
+        free(dir);
+        free(lib);
+        return 1;
+    }
+    free(dir);
     char *raw_pattern = cat(stem, ".%p.raw.json");
     char *heap_stem = cat(stem, ".heap");
     char *heap_pattern =

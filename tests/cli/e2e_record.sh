@@ -83,6 +83,10 @@ check "SIGKILL leaves no profile, and kestrel says so" grep -q "left no profile 
 check "a missing program is 127 ($rc)" test $rc -eq 127
 check "... with a message" grep -q "kestrel: /nonexistent/program: No such file or directory" "$t/err"
 
+"$k" record -o /nonexistent/dir/x -- true >/dev/null 2>"$t/err"; rc=$?
+check "an unwritable stem is an error before the run ($rc)" test $rc -eq 1
+check "... that names the directory" grep -q "kestrel: /nonexistent/dir/: No such file or directory" "$t/err"
+
 # kestrel run: compile and record one C file, with the heap profiled too.
 cat >"$t/keep.c" <<'C'
 #include <stdlib.h>

@@ -25,7 +25,8 @@ def add(n, stack, state=0):
 add(800, 0); add(100, 0, 1); add(30, 1); add(2, 2); add(68, 3)
 json.dump({"version": 1, "pid": 42, "exe": "/nonexistent/known", "rate_hz": 990,
            "requested_hz": 997, "start_unix_ns": 1, "end_unix_ns": 2000000001,
-           "walks_cut_short": 4, "images": [],
+           "walks_cut_short": 4, "images": [], "engine": "signal",
+           "engine_fallback": "perf_event_open: EACCES",
            "threads": [{"fiber": 0, "label": "main"}],
            "stacks": [[0x1000], [0x2000], [0x3000], [0x4000, 0x1001]],
            "samples": samples, "dropped": 7}, open(sys.argv[1], "w"))
@@ -44,7 +45,7 @@ for k in build/bin/kestrel build/bin/kestrel-san; do
   check "$k report: no stderr" test ! -s "$t/err"
   # Piped: no escape sequences at all.
   check "$k report piped is plain" bash -c '! grep -q $'"'"'\033'"'"' <<<"$1"' _ "$out"
-  check "$k header" grep -q "1000 samples · 997 Hz requested, 990.0 Hz achieved · 1 thread" <<<"$out"
+  check "$k header" grep -q "1000 samples · 997 Hz requested, 990.0 Hz achieved (signal engine) · 1 thread" <<<"$out"
   check "$k wall" grep -q "wall 2.00 s" <<<"$out"
   check "$k CPU" grep -q "CPU 1.00 s" <<<"$out"
   check "$k split" grep -q "running 90.0% ±0.9 · waiting 10.0% ±0.9" <<<"$out"
@@ -57,6 +58,8 @@ for k in build/bin/kestrel build/bin/kestrel-san; do
   check "$k 3% row not marked" grep -qE " 3\.0% +0\.5 +3\.0% +30 +30 +0x2000 +\?$" <<<"$out"
   check "$k insignificance legend" grep -q "two standard errors" <<<"$out"
   check "$k not low confidence" bash -c '! grep -q "low confidence" <<<"$1"' _ "$out"
+  check "$k engine" grep -q "Hz achieved (signal engine)" <<<"$out"
+  check "$k engine fallback noted" grep -q "note: engine: perf_event_open: EACCES" <<<"$out"
   check "$k cut short and dropped" grep -q "4 stacks cut short by the unwinder · 7 samples dropped" <<<"$out"
 
   # On a terminal: colour by self share.
