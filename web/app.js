@@ -281,7 +281,9 @@
         }
         st.rows = KStats.hotFunctions(p, st.fns, st.sw, withErrors());
         $('empty').hidden = st.sw.total > 0;
-        $('empty').textContent = 'Nothing in this selection.';
+        $('empty').textContent = p.kind === 'heap' && !(st.sw.total > 0)
+            ? 'No memory of this sample type (at exit, in-use memory may be none): try another sample type.'
+            : 'Nothing in this selection.';
         summary();
         view.setLayout(st.lay);
         onZoom(-1);
@@ -294,7 +296,7 @@
     {
         const p = st.p, t = p.types[st.sel.type];
         const parts = [p.kind === 'heap' ? 'heap profile' : 'CPU profile',
-                       KFormat.count(st.sw.n) + (p.kind === 'heap' ? ' stacks sampled' : ' samples'),
+                       KFormat.count(st.sw.n) + (p.kind === 'heap' ? ' sampled stack' : ' sample') + (st.sw.n === 1 ? '' : 's'),
                        t.name + ' ' + KFormat.value(st.sw.total, t.unit),
                        p.threads.length + (p.threads.length === 1 ? ' thread' : ' threads')];
         if (p.meta.rate_hz) parts.push(KFormat.count(p.meta.rate_hz) + ' Hz');
