@@ -1,4 +1,4 @@
-/* 2,000 threads created and joined eight at a time; every 50th burns 30 ms of CPU,
+/* 2,000 threads created and joined eight at a time; every 50th burns 50 ms of CPU,
  * the others return at once. Prints the tids of the long threads ("long <tid>"), and
  * the open file descriptors and VmSize (KiB) before and after ("fds a b", "vm a b"). */
 #include <dirent.h>
@@ -53,7 +53,7 @@ static void *run(void *arg)
     intptr_t i = (intptr_t)arg;
     if (i % 50 == 0) {
         long_tids[i / 50] = (pid_t)syscall(SYS_gettid);
-        burn_cpu_ms(30);
+        burn_cpu_ms(50);
     }
     return NULL;
 }

@@ -10,7 +10,9 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(ROOT, "build")
 LIB = os.path.join(BUILD, "lib", "libkestrel.so")
 PROGS = os.path.join(BUILD, "tests", "runtime")
-ENGINE = os.environ.get("KESTREL_PROFILE_ENGINE", "")  # "" = auto
+# The engine under test: the environment's, else the signal engine (auto would pick
+# perf where the kernel allows it; tests/perf/rules.mk runs this suite again with perf).
+ENGINE = os.environ.get("KESTREL_PROFILE_ENGINE") or "signal"
 
 
 class Checker:
@@ -40,6 +42,7 @@ def profiled_env(path, hz=None, extra=None):
     env = dict(os.environ)
     env["LD_PRELOAD"] = LIB
     env["KESTREL_PROFILE"] = path
+    env["KESTREL_PROFILE_ENGINE"] = ENGINE
     if hz is not None:
         env["KESTREL_PROFILE_HZ"] = str(hz)
     if extra:
