@@ -222,6 +222,14 @@ uint64_t registry_threads_past_limit(void)
     return reg_past_limit;
 }
 
+void registry_count_past_limit(void)
+{
+    sigset_t old;
+    reg_enter(&old);
+    reg_past_limit++;
+    reg_leave(&old);
+}
+
 void registry_read_name(struct reg_thread *t)
 {
     if (!t->tid) return;

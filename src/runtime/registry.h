@@ -90,6 +90,9 @@ size_t registry_thread_count(void);
 struct reg_thread *registry_thread(size_t i);
 /* Registrations that found no free slot, or shared the "(other threads)" record. */
 uint64_t registry_threads_past_limit(void);
+/* Counts a thread that could not even try to register (e.g. no trampoline was free
+ * when pthread_create wrapped it): it goes unsampled, but not uncounted. */
+void registry_count_past_limit(void);
 /* Reads the name of a live thread from /proc into its record (engine thread). */
 void registry_read_name(struct reg_thread *t);
 

@@ -181,8 +181,10 @@ KESTREL_INTERPOSE int pthread_create(pthread_t *thread, const pthread_attr_t *at
         int idle = 0;
         if (atomic_compare_exchange_strong(&thr_tramps[i].used, &idle, 1)) t = &thr_tramps[i];
     }
-    if (!t) /* every trampoline in use: this thread goes unprofiled */
+    if (!t) { /* every trampoline in use: this thread goes unprofiled, counted */
+        registry_count_past_limit();
         return REAL(pthread_create)(thread, attr, start, arg);
+    }
     size_t ss = thr_default_stack;
     if (attr) pthread_attr_getstacksize(attr, &ss);
     t->fn = start;
