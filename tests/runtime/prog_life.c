@@ -87,7 +87,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < 20; k++) {
             pid_t c = fork();
             if (c == 0) {
-                burn_ms(10);
+                burn_ms(30);
                 exit(4);
             }
             int st;

@@ -60,7 +60,7 @@ found = glob.glob(os.path.join(d, "*"))
 c.check(len(found) == 21, "fork: 21 files (parent and 20 children), got %d" % len(found))
 parent = children = 0
 for f in found:
-    dd = complete(f, "fork " + os.path.basename(f), min_samples=3)
+    dd = complete(f, "fork " + os.path.basename(f), min_samples=1)
     if not dd:
         continue
     if len(dd["threads"]) == 3:
