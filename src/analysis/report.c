@@ -147,7 +147,11 @@ static void header(FILE *out, const struct profile *p, const struct summary *s)
             fputs(" · CPU ?", out);
         }
     }
-    fprintf(out, " · %" PRIu64 " sample%s", s->n_samples, s->n_samples == 1 ? "" : "s");
+    if (p->kind == PROFILE_HEAP && s->n_events > (double)s->n_samples)
+        fprintf(out, " · about %.0f sampled allocations over %" PRIu64 " stack%s", s->n_events,
+                s->n_samples, s->n_samples == 1 ? "" : "s");
+    else
+        fprintf(out, " · %" PRIu64 " sample%s", s->n_samples, s->n_samples == 1 ? "" : "s");
     if (strcmp(t->type, "samples")) {
         fmt_value(buf, sizeof buf, s->total, t->unit);
         fprintf(out, " · %s %s", t->type, buf);
@@ -215,11 +219,11 @@ static void footer(FILE *out, const struct profile *p, const struct summary *s)
     if (any_insignificant)
         fputs("  ~ self share within two standard errors of zero: not yet told apart from noise\n",
               out);
-    if (s->n_samples < REPORT_LOW_CONFIDENCE)
+    if (s->n_events < REPORT_LOW_CONFIDENCE)
         fprintf(out,
-                "  low confidence: only %" PRIu64 " sample%s (about %d needed); record longer "
+                "  low confidence: only %.0f sample%s (about %d needed); record longer "
                 "or at a higher rate\n",
-                s->n_samples, s->n_samples == 1 ? "" : "s", REPORT_LOW_CONFIDENCE);
+                s->n_events, s->n_events == 1 ? "" : "s", REPORT_LOW_CONFIDENCE);
     if (p->kind == PROFILE_CPU)
         fprintf(out,
                 "  %" PRIu64 " stack%s cut short by the unwinder · %" PRIu64 " sample%s dropped\n",

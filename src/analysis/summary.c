@@ -212,8 +212,31 @@ static int spread(struct build *b)
 static void finish_share(const struct summary *s, struct summary_share *sh)
 {
     sh->share = s->total ? (double)sh->value / (double)s->total : 0;
-    sh->se = stats_se(sh->share, (double)s->n_samples);
-    sh->significant = stats_detectable(sh->share, (double)s->n_samples);
+    sh->se = stats_se(sh->share, s->n_events);
+    sh->significant = stats_detectable(sh->share, s->n_events);
+}
+
+/* The sampling events behind the total (see summary.h): samples for a CPU profile;
+ * for a byte-sampled heap profile, the matching *_space total over the period. */
+static double count_events(const struct summary *s)
+{
+    const struct profile *p = s->profile;
+    const char *type = p->sample_types[s->type].type;
+    const char *unit = p->period_type.unit;
+    if (p->kind != PROFILE_HEAP || p->period <= 0 || !unit || strcmp(unit, "bytes") || !type)
+        return (double)s->n_samples;
+    const char *us = strchr(type, '_');
+    size_t prefix = us ? (size_t)(us - type) : strlen(type);
+    for (size_t k = 0; k < p->n_sample_types; k++) {
+        const char *t = p->sample_types[k].type;
+        if (!t || strncmp(t, type, prefix) || strcmp(t + prefix, "_space")) continue;
+        double bytes = 0;
+        for (size_t i = 0; i < p->n_samples; i++) bytes += (double)profile_values(p, i)[k];
+        double events = bytes / (double)p->period;
+        /* Never fewer events than distinct samples that hold a value. */
+        return events > (double)s->n_samples ? events : (double)s->n_samples;
+    }
+    return (double)s->n_samples;
 }
 
 static int by_self(const struct summary_share *as, const struct summary_share *at,
@@ -311,6 +334,7 @@ struct summary *summary_build(const struct profile *p, size_t type, const char *
     if (!rc) rc = spread(&b);
     if (!rc) rc = locate_functions(s);
     if (!rc) {
+        s->n_events = count_events(s);
         for (size_t i = 0; i < s->n_functions; i++) {
             finish_share(s, &s->functions[i].self);
             finish_share(s, &s->functions[i].total);

@@ -10,8 +10,13 @@
  *   anywhere on the stack, counted once per sample however often f recurses.
  * - Functions are told apart by (name, file, image); lines by (function, line).
  * - share = value / summary.total; its standard error is stats_se(share, n) with n
- *   the number of samples, and `significant` says it clears two standard errors
- *   (stats_detectable). */
+ *   the number of sampling events behind the total (summary.n_events), and
+ *   `significant` says it clears two standard errors (stats_detectable).
+ * - A CPU sample is one event. A heap pprof sample merges every allocation sampled
+ *   at one stack, each standing for about `period` bytes (byte-interval sampling),
+ *   so a heap type's events are its matching *_space total over the period; an
+ *   *_objects type has the events of its *_space twin. Counting merged samples
+ *   instead would call 100 MiB from one stack "one sample". */
 #ifndef KESTREL_SUMMARY_H
 #define KESTREL_SUMMARY_H
 #include <stddef.h>
@@ -23,7 +28,7 @@ struct summary_share {
     int64_t value;   /* in the sample type's unit */
     uint64_t n;      /* samples that contributed */
     double share;    /* value / summary.total; 0 when total is 0 */
-    double se;       /* its standard error over summary.n_samples */
+    double se;       /* its standard error over summary.n_events */
     int significant; /* 1 when it clears two standard errors */
 };
 
@@ -53,6 +58,7 @@ struct summary {
     size_t type;        /* the sample type aggregated */
     int64_t total;      /* sum of every sample's value */
     uint64_t n_samples; /* samples with a nonzero value */
+    double n_events;    /* sampling events behind the total: the n of every SE */
     struct summary_share state[PROFILE_NSTATES];
 
     struct summary_function *functions; /* by self descending, then total, then name */

@@ -135,10 +135,51 @@ static void test_overflow(void)
     profile_free(p);
 }
 
+/* A heap profile's standard errors count sampled allocations, not merged pprof
+ * samples: 64 MiB in use at a 512 KiB period is about 128 events, whether they
+ * arrive as one merged sample per stack or not. */
+static void test_heap_events(void)
+{
+    struct profile *p = profile_new(PROFILE_HEAP);
+    profile_add_sample_type(p, "alloc_objects", "count");
+    profile_add_sample_type(p, "alloc_space", "bytes");
+    profile_add_sample_type(p, "inuse_objects", "count");
+    profile_add_sample_type(p, "inuse_space", "bytes");
+    p->period_type.type = strdup("space");
+    p->period_type.unit = strdup("bytes");
+    p->period = 512 * 1024;
+    profile_add_thread(p, "main", 0, -1, NULL);
+    uint32_t a = (uint32_t)profile_intern_address(p, 0x1000);
+    uint32_t b = (uint32_t)profile_intern_address(p, 0x2000);
+    uint32_t sa = (uint32_t)profile_intern_stack(p, &a, 1);
+    uint32_t sb = (uint32_t)profile_intern_stack(p, &b, 1);
+    int64_t va[] = {4096, 96LL << 20, 3072, 48LL << 20}; /* kept: 48 MiB in use */
+    int64_t vb[] = {1024, 32LL << 20, 1024, 16LL << 20};
+    profile_add_sample(p, 0, sa, 0, -1, va);
+    profile_add_sample(p, 0, sb, 0, -1, vb);
+    const char *why = NULL;
+    struct summary *s = summary_build(p, 3, &why); /* inuse_space: 64 MiB */
+    CHECK(s && s->n_samples == 2);
+    CHECKF(s && s->n_events > 127.9 && s->n_events < 128.1, "%f", s ? s->n_events : -1);
+    const struct summary_function *fa = s ? &s->functions[0] : NULL;
+    /* share 0.75 over 128 events: SE sqrt(.75*.25/128) = 0.03827 */
+    CHECKF(fa && fa->self.share == 0.75 && fa->self.se > 0.0382 && fa->self.se < 0.0383, "%f",
+           fa ? fa->self.se : -1);
+    summary_free(s);
+    s = summary_build(p, 2, &why); /* inuse_objects: the events of inuse_space */
+    CHECKF(s && s->n_events > 127.9 && s->n_events < 128.1, "%f", s ? s->n_events : -1);
+    summary_free(s);
+    s = summary_build(p, 0, &why); /* alloc_objects: 128 MiB allocated -> 256 events */
+    CHECKF(s && s->n_events > 255.9 && s->n_events < 256.1, "%f", s ? s->n_events : -1);
+    summary_free(s);
+    profile_free(p);
+}
+
 int main(void)
 {
     test_stats();
     test_counts();
     test_overflow();
+    test_heap_events();
     return check_exit();
 }
