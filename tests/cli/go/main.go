@@ -50,6 +50,9 @@ func main() {
 	pprof.StopCPUProfile()
 	f.Close()
 	keepBlocks()
+	// A heap profile shows the heap as of a completed GC cycle, and the cycle's
+	// frees are published one cycle later: two GCs make the in-use figures final.
+	runtime.GC()
 	runtime.GC()
 	h, err := os.Create(os.Args[2])
 	if err != nil {
