@@ -5,6 +5,8 @@
 #
 #   plain           the workload, glibc malloc
 #   preloaded       libkestrel.so preloaded, no profile started
+#   + idle thread   the same with one idle thread (bench/heap_idle_thread.c): what a
+#                   second thread costs glibc malloc, apart from the profiler
 #   kestrel 512K    KESTREL_HEAP, the default interval (file written at exit)
 #   kestrel 64K     KESTREL_HEAP_INTERVAL=65536
 #   heaptrack       heaptrack -o FILE (records every allocation)
@@ -17,6 +19,9 @@
 # task-clock (this machine has no hardware counters to count instructions); ratios are
 # of medians against plain (glibc rows) or jemalloc (jemalloc rows). Usage:
 #   bench/heap_bench.sh [ROUNDS] [LOOP_OPS] [MIXED_REQUESTS]
+#
+# Last, the profiler's memory at its limits: 70,000 allocations from as many distinct
+# stacks (heap_work stacks) fill the tables; peak RSS against the same run unprofiled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5} LOOP_OPS=${2:-10000000} MIXED=${3:-200000}
@@ -28,8 +33,10 @@ for f in "$WORK" "$LIB" "$JE" /usr/bin/heaptrack /usr/bin/time /usr/bin/perf; do
 done
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-CONFIGS=(plain preloaded k512 k64 heaptrack je jeprof kje512)
-declare -A NAME=([plain]="plain (glibc)" [preloaded]="preloaded, not started" [k512]="kestrel 512 KiB"
+IDLE=$PWD/build/bench/libheap_idle_thread.so
+CONFIGS=(plain preloaded mt k512 k64 heaptrack je jeprof kje512)
+declare -A NAME=([plain]="plain (glibc)" [preloaded]="preloaded, not started"
+    [mt]="preloaded + an idle thread" [k512]="kestrel 512 KiB"
     [k64]="kestrel 64 KiB" [heaptrack]="heaptrack" [je]="jemalloc" [jeprof]="jemalloc prof, 512 KiB"
     [kje512]="kestrel 512 KiB on jemalloc")
 
@@ -39,6 +46,7 @@ command_of() { # config workload count out
     case $c in
     plain) CMD=(env "${work[@]}") ;;
     preloaded) CMD=(env LD_PRELOAD="$LIB" "${work[@]}") ;;
+    mt) CMD=(env LD_PRELOAD="$LIB $IDLE" "${work[@]}") ;;
     k512) CMD=(env LD_PRELOAD="$LIB" KESTREL_HEAP="$out/k.pb.gz" "${work[@]}") ;;
     k64) CMD=(env LD_PRELOAD="$LIB" KESTREL_HEAP="$out/k.pb.gz" KESTREL_HEAP_INTERVAL=65536 "${work[@]}") ;;
     heaptrack) CMD=(heaptrack -o "$out/ht" "${work[@]}") ;;
@@ -114,3 +122,51 @@ for w in loop mixed; do
     echo
     echo "kestrel samples at 512 KiB per run: $(awk -v w=$w '$1 == w {printf "%s ", $2}' "$T/samples")"
 done
+
+# User-mode instructions, deterministic where CPU time is not on a loaded machine
+# (no hardware counters here: valgrind's cachegrind counts them), one run each.
+if command -v valgrind >/dev/null; then
+    echo
+    echo "### user-mode instructions (cachegrind), one run each: loop of $((LOOP_OPS / 10)) pairs, mixed of $((MIXED / 4)) requests"
+    echo
+    echo "| configuration | loop instructions | × | mixed instructions | × |"
+    echo "|---|---|---|---|---|"
+    declare -A IR
+    for c in plain preloaded mt k512 k64 je jeprof kje512; do
+        for w in loop mixed; do
+            n=$([ $w = loop ] && echo $((LOOP_OPS / 10)) || echo $((MIXED / 4)))
+            mkdir -p "$T/vg"
+            command_of "$c" "$w" "$n" "$T/vg"
+            # valgrind runs the program itself: the environment goes in front of it
+            envs=() prog=()
+            for a in "${CMD[@]:1}"; do
+                if [ ${#prog[@]} = 0 ] && [[ $a == *=* ]]; then envs+=("$a"); else prog+=("$a"); fi
+            done
+            IR[$c.$w]=$(env "${envs[@]}" valgrind --tool=cachegrind --cache-sim=no \
+                --cachegrind-out-file=/dev/null "${prog[@]}" 2>&1 >/dev/null |
+                awk '/I *refs:/ {gsub(",", "", $NF); print $NF}')
+            rm -rf "$T/vg"
+        done
+        ref=$([ "${c:0:2}" = je ] || [ "$c" = kje512 ] && echo je || echo plain)
+        echo "| ${NAME[$c]} | ${IR[$c.loop]} | $(awk -v a="${IR[$c.loop]}" -v b="${IR[$ref.loop]}" 'BEGIN {printf "%.4f", a / b}') |" \
+            "${IR[$c.mixed]} | $(awk -v a="${IR[$c.mixed]}" -v b="${IR[$ref.mixed]}" 'BEGIN {printf "%.4f", a / b}') |"
+    done
+fi
+
+echo
+echo "### in-use bytes per site against the truth (build/bench/heap_accuracy ${ACC_RUNS:-200} 524288)"
+echo
+"$PWD/build/bench/heap_accuracy" "${ACC_RUNS:-200}" 524288
+
+echo
+echo "### memory at the limits: 70,000 distinct stacks of 28 frames, 64 KiB interval"
+echo
+for r in 1 2 3; do
+    /usr/bin/time -f "%M" -o "$T/time" "$WORK" stacks 70000 >/dev/null
+    plain=$(cat "$T/time")
+    /usr/bin/time -f "%M" -o "$T/time" env LD_PRELOAD="$LIB" KESTREL_HEAP="$T/lim.pb.gz" \
+        KESTREL_HEAP_INTERVAL=65536 "$WORK" stacks 70000 >/dev/null
+    prof=$(cat "$T/time")
+    echo "- peak RSS $(awk -v a="$prof" -v b="$plain" 'BEGIN {printf "%.1f MiB profiled, %.1f MiB not: the profiler %.1f MiB", a / 1024, b / 1024, (a - b) / 1024}')"
+done
+go tool pprof -raw "$T/lim.pb.gz" 2>/dev/null | sed -n 's/^Comment: \(.*\)/- its comment: `\1`/p'

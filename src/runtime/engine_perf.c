@@ -26,6 +26,7 @@
  * else, drains included, on the engine thread. Signal handlers: nothing here runs in
  * one. Inside malloc: nothing. */
 #include "runtime/engine.h"
+#include "runtime/heap_guard.h"
 #include "runtime/images.h"
 #include "runtime/interpose.h"
 #include "runtime/perf_ring.h"
@@ -378,6 +379,7 @@ static void drain_all(int final)
 static void *engine_main(void *arg)
 {
     (void)arg;
+    heap_ignore_enter(); /* for life: what this thread allocates is not the program's */
     unsigned drains = 0;
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
@@ -467,7 +469,9 @@ static int perf_start(const struct engine_config *cfg)
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setstacksize(&at, 256 * 1024);
+    heap_ignore_enter(); /* glibc allocates inside pthread_create: not the program's */
     int rc = REAL(pthread_create)(&pe.thread, &at, engine_main, NULL);
+    heap_ignore_leave();
     pthread_attr_destroy(&at);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc == 0) pthread_setname_np(pe.thread, "kestrel-perf");

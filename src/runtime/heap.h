@@ -6,7 +6,8 @@
  *   heap_stack.c    the frame-pointer walk of the allocating thread
  *   heap_table.c    bounded buckets, stack words and strings, with an (other stacks) bucket
  *   heap_session.c  the session: API, environment, sampling, lifecycle client, files
- *   heap_pprof.c    the unsymbolized pprof of a session (FORMATS.md §2), gzip-wrapped
+ *   heap_pprof.c    the unsymbolized pprof of a session (FORMATS.md §2)
+ *   heap_gzip.c     its gzip, without zlib
  *
  * Nothing of the heap profiler runs in a signal handler of its own; everything here
  * may run inside malloc and therefore never calls malloc for its own data. */
@@ -183,6 +184,11 @@ struct heap_pprof_info {
  * Returns 0 or -errno. */
 int heap_pprof_write(const struct heap_table *tb, const struct heap_pprof_info *info,
                      struct pb_buf *out);
+
+/* ===== gzip (heap_gzip.c) ===== */
+
+/* Appends the gzip (deflate, fixed codes) of [p, p + n) to out. 0 or -1. */
+int heap_gzip(const uint8_t *p, size_t n, struct pb_buf *out);
 
 /* ===== session (heap_session.c) ===== */
 

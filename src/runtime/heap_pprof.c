@@ -291,48 +291,6 @@ static void pp_comments(struct pp_scratch *s, struct pb_buf *b, const struct hea
         pb_put_int(b, P_COMMENT, c[i]);
 }
 
-/* ===== gzip: stored deflate blocks (the runtime has no zlib) ===== */
-
-static uint32_t pp_crc32(uint32_t crc, const uint8_t *p, size_t n)
-{
-    static uint32_t table[256];
-    if (!table[1]) {
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++)
-                c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-            table[i] = c;
-        }
-    }
-    crc = ~crc;
-    while (n--)
-        crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-    return ~crc;
-}
-
-static void pp_le32(struct pb_buf *b, uint32_t v)
-{
-    uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
-    pb_put_raw(b, x, 4);
-}
-
-static void pp_gzip(const uint8_t *p, size_t n, struct pb_buf *out)
-{
-    static const uint8_t head[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
-    pb_put_raw(out, head, sizeof head);
-    size_t off = 0;
-    do {
-        size_t len = n - off > 65535 ? 65535 : n - off;
-        uint8_t blk[5] = {off + len == n, (uint8_t)len, (uint8_t)(len >> 8), (uint8_t)~len,
-                          (uint8_t)(~len >> 8)};
-        pb_put_raw(out, blk, sizeof blk);
-        pb_put_raw(out, p + off, len);
-        off += len;
-    } while (off < n);
-    pp_le32(out, pp_crc32(0, p, n));
-    pp_le32(out, (uint32_t)n);
-}
-
 /* ===== the profile ===== */
 
 int heap_pprof_write(const struct heap_table *tb, const struct heap_pprof_info *info,
@@ -380,7 +338,7 @@ int heap_pprof_write(const struct heap_table *tb, const struct heap_pprof_info *
         pb_put_bytes(&b, P_STRING_TABLE, s.str[i], s.str_len[i]);
 
     rc = b.failed ? -ENOMEM : 0;
-    if (!rc) pp_gzip(b.data, b.len, out);
+    if (!rc && heap_gzip(b.data, b.len, out)) rc = -ENOMEM;
     if (!rc && out->failed) rc = -ENOMEM;
     pb_buf_free(&b);
     pp_scratch_free(&s);

@@ -12,7 +12,7 @@ HEAP_SCRIPTS   := $(wildcard tests/heap/test_*.sh)
 TESTS     += $(HEAP_TESTS) $(HEAP_SCRIPTS)
 TEST_DEPS += $(HEAP_TESTS) $(HEAP_PROGS) $(LIBKESTREL_SO)
 
-HEAP_TEST_LINK := -Lbuild/lib -Wl,-rpath,$(abspath $(BUILD)/lib) -lkestrel
+HEAP_TEST_LINK := -L$(BUILD)/lib -Wl,-rpath,$(abspath $(BUILD)/lib) -lkestrel
 
 $(BUILD)/tests/heap/test_%: tests/heap/test_%.c tests/heap/heap_test.h $(LIBANALYSIS) $(LIBKESTREL_SO)
 	@mkdir -p $(@D)
@@ -23,3 +23,8 @@ $(BUILD)/tests/heap/test_%: tests/heap/test_%.c tests/heap/heap_test.h $(LIBANAL
 $(BUILD)/tests/heap/prog_%: tests/heap/prog_%.c
 	@mkdir -p $(@D)
 	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -Wl,--build-id -o $@ $<
+
+# The runtime's gzip writer, built from its source, read back by zlib.
+$(BUILD)/tests/heap/test_heap_gzip: tests/heap/test_heap_gzip.c src/runtime/heap_gzip.c $(LIBANALYSIS)
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) -Itests -o $@ $< src/runtime/heap_gzip.c $(LIBANALYSIS) -lz

@@ -5,15 +5,7 @@
 # allocating function's name and the executable's build id; `report` shows the site
 # (inuse_space by default, --sample-type to choose); a bad interval or one without
 # --heap stops before the program runs.
-set -u
-cd "$(dirname "$0")/../.."
-K=$PWD/build/bin/kestrel
-PROG=$PWD/build/tests/heap/prog_heap
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-bad() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-BUILD_ID=$(readelf -n "$PROG" | awk '/Build ID/ {print $3}')
+. "$(dirname "$0")/lib.sh"
 
 out=$("$K" record --heap --heap-interval=65536 -o "$T/rec" -- "$PROG" exit 2>&1)
 rc=$?

@@ -5,16 +5,7 @@
 # writes no file; a bad interval stops the program before it runs. go tool pprof
 # -raw (pprof's own parser, which checks every index) reads each file and shows the
 # sample types, the period and the executable's mapping with its build id.
-set -u
-cd "$(dirname "$0")/../.."
-LIB=$PWD/build/lib/libkestrel.so
-PROG=$PWD/build/tests/heap/prog_heap
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-bad() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-BUILD_ID=$(readelf -n "$PROG" | awk '/Build ID/ {print $3}')
-[ -n "$BUILD_ID" ] || bad "no build id in $PROG"
+. "$(dirname "$0")/lib.sh"
 
 # A file go tool pprof reads, with the four types (inuse_space the default), the
 # period, and the program's mapping with its build id.

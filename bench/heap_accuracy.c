@@ -1,0 +1,144 @@
+/* How right the heap profile's in-use bytes are, per site: RUNS sessions of the same
+ * allocations at one interval, each estimate against the truth. Reported per site:
+ * the mean of estimate/truth (bias), its observed standard deviation, and the one the
+ * sampling model predicts, sqrt(2 B m)/B (tests/heap/heap_test.h explains it).
+ *
+ *   malloc       64 MiB kept in 4 KiB blocks, interleaved with 64 MiB freed
+ *   calloc       32 MiB kept, 4 KiB blocks
+ *   aligned      16 MiB kept, posix_memalign(64), 4 KiB blocks
+ *   realloc 4K   2,048 buffers grown by realloc in 64 B steps to 4 KiB (8 MiB kept)
+ *   realloc 64K  256 buffers grown by doubling from 64 B to 64 KiB (16 MiB kept)
+ *
+ * Usage: heap_accuracy [RUNS] [INTERVAL] */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/profile.h"
+#include "analysis/readers.h"
+#include "kestrel.h"
+
+#define NOINLINE __attribute__((noinline))
+#define SITE(call)                                                                                 \
+    ({                                                                                             \
+        void *site_p_ = (call);                                                                    \
+        __asm__ volatile("" ::: "memory");                                                         \
+        site_p_;                                                                                   \
+    })
+#define SZ 4096
+
+NOINLINE void *acc_malloc(void)
+{
+    return SITE(malloc(SZ));
+}
+NOINLINE void *acc_drop(void)
+{
+    return SITE(malloc(SZ));
+}
+NOINLINE void *acc_calloc(void)
+{
+    return SITE(calloc(1, SZ));
+}
+NOINLINE void *acc_aligned(void)
+{
+    void *p = NULL;
+    return SITE(posix_memalign(&p, 64, SZ) ? NULL : p);
+}
+NOINLINE void *acc_realloc4k(void *p, size_t n)
+{
+    return SITE(realloc(p, n));
+}
+NOINLINE void *acc_realloc64k(void *p, size_t n)
+{
+    return SITE(realloc(p, n));
+}
+
+enum { N_KEEP = 16384, N_CAL = 8192, N_AL = 4096, N_G4 = 2048, N_G64 = 256, SITES = 5 };
+static const char *const names[SITES] = {"acc_malloc", "acc_calloc", "acc_aligned", "acc_realloc4k",
+                                         "acc_realloc64k"};
+static const char *const labels[SITES] = {"malloc", "calloc", "aligned", "realloc 4K",
+                                          "realloc 64K"};
+static const double truth[SITES] = {N_KEEP * (double)SZ, N_CAL *(double)SZ, N_AL *(double)SZ,
+                                    N_G4 * 4096.0, N_G64 * 65536.0};
+static void *keep[N_KEEP], *cal[N_CAL], *al[N_AL], *g4[N_G4], *g64[N_G64];
+
+static int run(size_t interval, double est[SITES])
+{
+    if (kestrel_heap_start(interval)) return -1;
+    for (int i = 0; i < N_KEEP; i++) {
+        keep[i] = acc_malloc();
+        free(acc_drop());
+        if (i < N_CAL) cal[i] = acc_calloc();
+        if (i < N_AL) al[i] = acc_aligned();
+        if (i < N_G4) {
+            g4[i] = NULL;
+            for (size_t n = 64; n <= 4096; n += 64)
+                g4[i] = acc_realloc4k(g4[i], n);
+        }
+        if (i < N_G64) {
+            g64[i] = NULL;
+            for (size_t n = 64; n <= 65536; n *= 2)
+                g64[i] = acc_realloc64k(g64[i], n);
+        }
+    }
+    void *data;
+    size_t len;
+    if (kestrel_heap_stop(&data, &len)) return -1;
+    char why[256];
+    struct profile *p = read_pprof(data, len, why, sizeof why);
+    free(data);
+    if (!p) {
+        fprintf(stderr, "heap_accuracy: %s\n", why);
+        return -1;
+    }
+    int inuse = profile_find_sample_type(p, "inuse_space");
+    memset(est, 0, SITES * sizeof *est);
+    for (size_t i = 0; i < p->n_samples; i++) {
+        const struct profile_stack *st = &p->stacks[p->samples[i].stack];
+        Dl_info info;
+        if (!st->depth || !dladdr((void *)(uintptr_t)p->frames[st->frames[0]].address, &info) ||
+            !info.dli_sname)
+            continue;
+        for (int k = 0; k < SITES; k++)
+            if (!strcmp(info.dli_sname, names[k]))
+                est[k] += (double)p->values[i * p->n_sample_types + (size_t)inuse];
+    }
+    profile_free(p);
+    for (int i = 0; i < N_KEEP; i++) {
+        free(keep[i]);
+        if (i < N_CAL) free(cal[i]);
+        if (i < N_AL) free(al[i]);
+        if (i < N_G4) free(g4[i]);
+        if (i < N_G64) free(g64[i]);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int runs = argc > 1 ? atoi(argv[1]) : 30;
+    size_t interval = argc > 2 ? (size_t)atol(argv[2]) : 524288;
+    double sum[SITES] = {0}, sq[SITES] = {0}, est[SITES];
+    for (int r = 0; r < runs; r++) {
+        if (run(interval, est)) return 1;
+        for (int k = 0; k < SITES; k++) {
+            double ratio = est[k] / truth[k];
+            sum[k] += ratio;
+            sq[k] += ratio * ratio;
+        }
+    }
+    printf("| site | in use | mean estimate / truth | observed SD | predicted SE | bias in SEs of "
+           "the mean |\n");
+    printf("|---|---|---|---|---|---|\n");
+    for (int k = 0; k < SITES; k++) {
+        double mean = sum[k] / runs,
+               sd = sqrt(fmax(0, sq[k] / runs - mean * mean) * runs / (runs - 1));
+        double se = sqrt(2.0 * truth[k] * (double)interval) / truth[k];
+        printf("| %s | %.0f MiB | %.4f | %.4f | %.4f | %+.1f |\n", labels[k], truth[k] / 1048576,
+               mean, sd, se, (mean - 1) / (sd / sqrt(runs)));
+    }
+    printf("\n%d sessions at %zu bytes\n", runs, interval);
+    return 0;
+}
