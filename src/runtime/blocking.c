@@ -8,8 +8,10 @@
  * (ppoll, pselect, epoll_pwait) get the engine's signal added to it. Two extra system calls per
  * blocking call, only while sampling.
  *
- * Signal handlers: the wrappers are as async-signal-safe as the calls they wrap.
+ * Signal handlers: the wrappers are as async-signal-safe as the calls they wrap;
+ * blocking_deferred() reads a thread-local.
  * Inside malloc: nothing. */
+#include "blocking.h"
 #include "interpose.h"
 #include "profile.h"
 #include "registry.h"
@@ -26,6 +28,16 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Nonzero while this thread is inside a wrapped call with the engine's signal
+ * blocked, including the moment the mask is restored: a signal delivered then was
+ * sent for a tick the thread spent partly asleep, and its stack is the wake-up's. */
+static __thread int blk_depth;
+
+int blocking_deferred(void)
+{
+    return blk_depth;
+}
+
 /* Blocks the engine's signal for a registered thread; returns whether it did. */
 static int blk_enter(sigset_t *old)
 {
@@ -34,7 +46,10 @@ static int blk_enter(sigset_t *old)
     sigset_t one;
     sigemptyset(&one);
     sigaddset(&one, sig);
-    return pthread_sigmask(SIG_BLOCK, &one, old) == 0;
+    if (pthread_sigmask(SIG_BLOCK, &one, old) != 0)
+        return 0;
+    blk_depth++;
+    return 1;
 }
 
 static void blk_leave(int on, const sigset_t *old)
@@ -42,6 +57,7 @@ static void blk_leave(int on, const sigset_t *old)
     if (!on) return;
     int e = errno;
     pthread_sigmask(SIG_SETMASK, old, NULL);
+    blk_depth--;
     errno = e;
 }
 

@@ -6,8 +6,9 @@
  * sampler drains into the sink.
  *
  * Signal handlers: sig_handler() and what it calls — registry_self(), unwind_fp(),
- * clock_gettime, atomics. No lock, no allocation, errno preserved.
+ * blocking_deferred(), clock_gettime, atomics. No lock, no allocation, errno preserved.
  * Inside malloc: nothing. */
+#include "blocking.h"
 #include "heap_guard.h"
 #include "engine.h"
 #include "images.h"
@@ -113,7 +114,12 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
             e->stop = (uint8_t)stop;
             e->t_ns = sig_now(CLOCK_MONOTONIC);
             e->cpu_ns = r->sig_cpu;
-            e->state = r->sig_state;
+            /* Held back by a blocking call, the signal arrives as the thread wakes: the
+             * tick it was sent for found the thread asleep, and its stack is the
+             * sleep's. On-CPU, it charged the time of whatever ran before the sleep to
+             * the function that slept (a half-sleeping function measured 64% of the
+             * CPU instead of 50%); it is a waiting sample, its CPU still counted. */
+            e->state = blocking_deferred() ? SINK_WAITING : r->sig_state;
             atomic_store_explicit(&r->head, h + 1, memory_order_release);
         }
         atomic_store_explicit(&r->pending, 0, memory_order_release);
