@@ -62,9 +62,9 @@ double kestrel_analysis_share(const kestrel_analysis *a, const char *name);
 double kestrel_analysis_cum_share(const kestrel_analysis *a, const char *name);
 double kestrel_analysis_stderr_of(const kestrel_analysis *a, const char *name);
 
-/* The folded stacks (`thread;root;...;leaf COUNT` lines, on-CPU and waiting samples
- * alike), as kestrel export --format folded writes them. malloc'd; the caller frees.
- * NULL when memory runs out. */
+/* The folded stacks of the on-CPU samples (`thread;root;...;leaf COUNT` lines), as
+ * kestrel export --format folded writes them: the counts add up to
+ * kestrel_analysis_samples(). malloc'd; the caller frees. NULL when memory runs out. */
 char *kestrel_analysis_folded(const kestrel_analysis *a);
 
 #ifdef __cplusplus

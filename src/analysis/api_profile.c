@@ -171,18 +171,13 @@ double kestrel_analysis_stderr_of(const kestrel_analysis *a, const char *name)
 
 char *kestrel_analysis_folded(const kestrel_analysis *a)
 {
-    /* Named directly, not looked up in the writer table, so that a program linking
-     * this library statically pulls the folded writer in with it. */
-    const struct writer *w = &writer_folded;
-    int type = profile_find_sample_type(a->p, "samples");
-    const char *why = NULL;
-    struct summary *all = summary_build(a->p, type >= 0 ? (size_t)type : a->p->default_type, &why);
     char *buf = NULL;
     size_t len = 0;
-    FILE *mem = all && w ? open_memstream(&buf, &len) : NULL;
-    int rc = mem ? w->write(a->p, all, mem) : -1;
+    FILE *mem = open_memstream(&buf, &len);
+    /* Named directly, not looked up in the writer table, so that a program linking
+     * this library statically pulls the folded writer in with it. */
+    int rc = mem ? writer_folded.write(&a->running, a->s, mem) : -1;
     if (mem && fclose(mem) != 0) rc = -1;
-    summary_free(all);
     if (rc < 0) {
         free(buf);
         return NULL;

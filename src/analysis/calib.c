@@ -155,7 +155,8 @@ static void host_work(uint64_t units, void *ctx)
 }
 
 /* Busy time of the whole machine from /proc/stat (user, nice, system, irq, softirq,
- * steal) minus this process's own (utime + stime of /proc/self/stat), in ns. Both
+ * steal) minus this process's own and its reaped children's (utime, stime, cutime,
+ * cstime of /proc/self/stat), in ns. Both
  * are in clock ticks, so the figure is good to a tick per core over the window. */
 static int64_t host_others_busy(void *ctx)
 {
@@ -171,7 +172,7 @@ static int64_t host_others_busy(void *ctx)
     if (got != 8) return -1;
     unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
 
-    unsigned long long ut = 0, st = 0;
+    unsigned long long ut = 0, st = 0, cut = 0, cst = 0;
     char buf[1024];
     f = fopen("/proc/self/stat", "r");
     if (!f) return -1;
@@ -180,9 +181,11 @@ static int64_t host_others_busy(void *ctx)
     buf[len] = 0;
     /* The command name may hold spaces and parentheses: fields resume after the last ')'. */
     char *p = strrchr(buf, ')');
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ut,
+                     &st, &cut, &cst) != 4)
         return -1;
-    long long others = (long long)busy - (long long)(ut + st);
+    /* Children this process has waited for are its own work too (a profiled workload). */
+    long long others = (long long)busy - (long long)(ut + st + cut + cst);
     if (others < 0) others = 0;
     return (int64_t)(others * (1000000000ll / hz));
 }
