@@ -99,7 +99,7 @@ struct perf_engine {
     int stopping;                       /* stop() asked the engine thread to finish */
     _Atomic uint64_t threads_unsampled; /* threads whose events could not be opened */
     uint64_t bad_bytes;                 /* ring bytes skipped as malformed */
-    uint64_t waits_guessed;             /* waiting samples given the last on-CPU stack */
+    uint64_t waits_guessed;             /* waiting samples given an earlier episode's stack */
 };
 
 static struct perf_engine pe;
