@@ -106,6 +106,12 @@ def one(cfg, threads, hz, tmp):
         per_tid, per_fn, engine, dropped = perf_samples(os.path.join(tmp, "perf.data"), work)
     else:
         per_tid, per_fn, engine, dropped = kestrel_samples(raw, work)
+        with open(raw) as f:
+            stats = json.load(f).get("engine_stats", {})
+        # The kernel's ring pages are not in the RSS: one metadata page + data pages
+        # per registered thread (the worker threads and main).
+        if "ring_pages" in stats:
+            res["ring_kb"] = (stats["ring_pages"] + 1) * os.sysconf("SC_PAGE_SIZE") // 1024 * (threads + 1)
         if engine != cfg:
             sys.exit(f"bench: asked for the {cfg} engine, the file says {engine!r}: {err.strip()}")
     rates = [per_tid.get(t["tid"], 0) / (t["cpu_ns"] / 1e9 * hz) for t in work["threads"]]
@@ -163,7 +169,9 @@ def main():
                 if cfg == "perf record":
                     mem = f"{med([x['rss_kb'] for x in rs]) / 1024:.1f} MiB (perf's own)"
                 else:
-                    mem = f"{med([x['rss_kb'] - b['rss_kb'] for x, b in zip(rs, base)]) / 1024:+.1f} MiB"
+                    mem = f"{med([x['rss_kb'] - b['rss_kb'] for x, b in zip(rs, base)]):+.0f} KiB"
+                    if "ring_kb" in rs[0]:
+                        mem += f" + {rs[0]['ring_kb']} KiB rings"
                 name = {"perf": "kestrel perf engine", "signal": "kestrel signal engine"}.get(cfg, cfg)
                 lines.append(f"| {t} | {hz} | {name} | {med([x['rate_med'] for x in rs]):.3f} | "
                              f"{med([x['rate_min'] for x in rs]):.3f} | {ov:+.2f}% | {ovt:+.2f}% | "
@@ -181,7 +189,9 @@ def main():
     text = "\n".join(lines) + "\n"
     print(text)
     if a.markdown:
-        write_section(a.markdown, text, " ".join(sys.argv[1:]))
+        shown = [x for i, x in enumerate(sys.argv[1:]) if x != "--markdown" and
+                 (i == 0 or sys.argv[i] != "--markdown")]
+        write_section(a.markdown, text, " ".join(shown + ["--markdown", "BENCHMARKS.md"]))
 
 
 def write_section(path, body, args):
@@ -194,7 +204,15 @@ def write_section(path, body, args):
              "an unprofiled run of the same round (kestrel's thread included, perf's process "
              "not); all processes = wait4 rusage of everything launched. Memory = peak RSS "
              "beyond the unprofiled run. Share error = mean absolute error of the three "
-             "functions' shares against 1/6, 2/6, 3/6. Measured " +
+             "functions' shares against 1/6, 2/6, 3/6.\n\n"
+             "Reading it: at 100 Hz a worker of the 8-thread run holds about 30 periods of "
+             "CPU and its last partial period is never sampled, so a kernel-timed sampler "
+             "reads about 0.98 there by construction. The signal engine counts one on-CPU "
+             "sample per wall tick in which a thread's CPU clock advanced; on a loaded host "
+             "a thread runs in short slices, so that count departs from its CPU periods "
+             "either way (its rows carry the CPU ns in the 5th column instead). perf record's "
+             "workload-only overhead leaves out its own process, which the last overhead "
+             "column includes. Measured " +
              time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()) + ".\n\n")
     section = head + intro + body
     old = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
