@@ -16,7 +16,7 @@ TEST_DEPS += $(FUZZ_CHECKS)
 # The library objects without libFuzzer's main: -fsanitize=fuzzer-no-link.
 $(BUILD)/fuzz/obj/%.o: src/%.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(subst fuzzer,fuzzer-no-link,$(FUZZ_FLAGS)) -c $< -o $@
+	$(FUZZ_CC) $(subst fuzzer,fuzzer-no-link,$(FUZZ_FLAGS)) -MMD -MP -c $< -o $@
 
 $(BUILD)/fuzz/fuzz_raw: tests/fuzz/fuzz_reader.c $(FUZZ_LIB_OBJS)
 	@mkdir -p $(@D)
