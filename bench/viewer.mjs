@@ -99,7 +99,7 @@ function pipelineCpuMs(json)
     KColors.frameColors(p.frames);
     const fnRank = Int32Array.from(fns.list, (fn) => rank[fn.frames[0]]);
     const fstacks = p.stacks.map((st) => st.map((f) => fns.ofFrame[f]));
-    KLayout.leftHeavy(fstacks, sw.w, sw.cnt, fns.list.length, fnRank);
+    KLayout.leftHeavy(fstacks, sw.w, sw.cnt, fnRank);
     KStats.hotFunctions(p, fns, sw, true);
     const c = process.cpuUsage(c0);
     return (c.user + c.system) / 1000;

@@ -277,7 +277,7 @@
             st.lay = KLayout.timeOrder(st.fstacks, order, p.samples.stack, p.samples.thread,
                                        p.samples.values[st.sel.type], null);
         } else {
-            st.lay = KLayout.leftHeavy(st.fstacks, st.sw.w, st.sw.cnt, st.fns.list.length, st.fnRank);
+            st.lay = KLayout.leftHeavy(st.fstacks, st.sw.w, st.sw.cnt, st.fnRank);
         }
         st.rows = KStats.hotFunctions(p, st.fns, st.sw, withErrors());
         $('empty').hidden = st.sw.total > 0;

@@ -60,39 +60,40 @@ const KLayout = (() => {
 
     /* stacks: root-first Int32Arrays of frame ids; w/cnt: weight and samples per stack;
      * rank: a total order of frames, to break ties between equally wide siblings. */
-    function leftHeavy(stacks, w, cnt, nFrames, rank)
+    function leftHeavy(stacks, w, cnt, rank)
     {
         let cap = 1;
         for (let s = 0; s < stacks.length; s++) if (w[s] > 0) cap += stacks[s].length;
         const nodes = new Nodes(cap);
         nodes.add(-1, -1, 0, 0);
-        /* Child lookup (parent, frame) -> node: open addressing over node ids, the key
-         * read back from the node itself, so no key is ever boxed. */
-        let slots = 1;
-        while (slots < cap * 2) slots <<= 1;
-        const table = new Int32Array(slots).fill(-1), mask = slots - 1;
-        const fr = nodes.frame, par = nodes.parent;
+        /* The stacks in lexicographic order: each one shares with the previous one
+         * exactly the prefix of the tree it reuses, so the tree is built by walking
+         * arrays in order, with no lookup of children at all. */
+        const live = [];
+        let maxLen = 0;
         for (let s = 0; s < stacks.length; s++) {
-            const ws = w[s];
-            if (!(ws > 0)) continue;
-            const st = stacks[s];
-            let cur = 0;
-            nodes.total[0] += ws;
-            nodes.count[0] += cnt[s];
-            for (let d = 0; d < st.length; d++) {
-                const f = st[d];
-                let h = (Math.imul(cur, 0x9e3779b1) ^ Math.imul(f + 1, 0x85ebca6b)) & mask;
-                let c;
-                while ((c = table[h]) >= 0 && !(par[c] === cur && fr[c] === f)) h = (h + 1) & mask;
-                if (c < 0) {
-                    c = nodes.add(f, cur, d + 1, 0);
-                    table[h] = c;
-                }
-                nodes.total[c] += ws;
-                nodes.count[c] += cnt[s];
-                cur = c;
+            if (!(w[s] > 0)) continue;
+            live.push(s);
+            if (stacks[s].length > maxLen) maxLen = stacks[s].length;
+        }
+        live.sort((a, b) => {
+            const x = stacks[a], y = stacks[b], n = Math.min(x.length, y.length);
+            for (let i = 0; i < n; i++) if (x[i] !== y[i]) return x[i] - y[i];
+            return x.length - y.length;
+        });
+        const path = new Int32Array(maxLen + 1); /* path[d]: the node at depth d */
+        let prev = new Int32Array(0);
+        for (const s of live) {
+            const st = stacks[s], ws = w[s], cs = cnt[s];
+            let c = 0;
+            while (c < st.length && c < prev.length && st[c] === prev[c]) c++;
+            for (let d = c; d < st.length; d++) path[d + 1] = nodes.add(st[d], path[d], d + 1, 0);
+            for (let d = 0; d <= st.length; d++) {
+                nodes.total[path[d]] += ws;
+                nodes.count[path[d]] += cs;
             }
-            nodes.self[cur] += ws;
+            nodes.self[path[st.length]] += ws;
+            prev = st;
         }
         const n = nodes.n;
         /* Children of each node, contiguous (parents come before their children). */
@@ -101,7 +102,7 @@ const KLayout = (() => {
         for (let i = 0; i < n; i++) start[i + 1] += start[i];
         const kids = new Int32Array(Math.max(n - 1, 0)), fill = start.slice(0, n);
         for (let i = 1; i < n; i++) kids[fill[nodes.parent[i]]++] = i;
-        const tot = nodes.total;
+        const tot = nodes.total, fr = nodes.frame;
         const widest = (a, b) => tot[b] - tot[a] || rank[fr[a]] - rank[fr[b]];
         for (let p = 0; p < n; p++) {
             if (start[p + 1] - start[p] < 2) continue;

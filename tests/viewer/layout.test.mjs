@@ -12,7 +12,7 @@ test('left heavy: merged tree, widest first, children inside their parent', () =
     const sw = P.stackWeights(p, {type: 0, state: 'both', thread: -1});
     assert.equal(sw.total, 150);
     const rank = Int32Array.from(p.frames.keys());
-    const lay = L.leftHeavy(p.stacks, sw.w, sw.cnt, p.frames.length, rank);
+    const lay = L.leftHeavy(p.stacks, sw.w, sw.cnt, rank);
     assert.equal(lay.width, 150);
     // Depth 1: main (90) before worker (60).
     assert.deepEqual(Array.from(lay.rows[1], (v) => [name(p, lay, v), lay.x[v], lay.total[v]]),
@@ -70,7 +70,7 @@ test('time order splits a stack that comes back after another', () => {
 test('50,000 distinct stacks: every box inside its parent, rows sorted by x', () => {
     const p = P.decode(bigData(50000));
     const sw = P.stackWeights(p, {type: 0, state: 'both', thread: -1});
-    const lay = L.leftHeavy(p.stacks, sw.w, sw.cnt, p.frames.length, Int32Array.from(p.frames.keys()));
+    const lay = L.leftHeavy(p.stacks, sw.w, sw.cnt, Int32Array.from(p.frames.keys()));
     assert.equal(lay.width, sw.total);
     for (const row of lay.rows)
         for (let k = 1; k < row.length; k++) assert.ok(lay.x[row[k]] >= lay.x[row[k - 1]] + lay.total[row[k - 1]] - 1e-6);
