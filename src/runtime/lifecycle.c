@@ -388,45 +388,46 @@ static char **lc_collect_args(const char *arg0, va_list ap, char ***envp, size_t
     return argv;
 }
 
-KESTREL_INTERPOSE int execl(const char *path, const char *arg, ...)
+/* The list forms end alike: the vector form of the same call (which writes the
+ * profiles), then the argv pages given back with the failed exec's errno kept. */
+static int lc_exec_list(const char *file, const char *arg, va_list ap, int search, int has_env)
 {
-    va_list ap;
     size_t bytes;
-    va_start(ap, arg);
-    char **argv = lc_collect_args(arg, ap, NULL, &bytes);
-    va_end(ap);
+    char **envp = environ;
+    char **argv = lc_collect_args(arg, ap, has_env ? &envp : NULL, &bytes);
     if (!argv) return errno = ENOMEM, -1;
-    execve(path, argv, environ);
+    if (search)
+        execvpe(file, argv, envp);
+    else
+        execve(file, argv, envp);
     int saved = errno;
     rtmem_free(argv, bytes);
     return errno = saved, -1;
+}
+
+KESTREL_INTERPOSE int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    va_start(ap, arg);
+    int rc = lc_exec_list(path, arg, ap, 0, 0);
+    va_end(ap);
+    return rc;
 }
 
 KESTREL_INTERPOSE int execlp(const char *file, const char *arg, ...)
 {
     va_list ap;
-    size_t bytes;
     va_start(ap, arg);
-    char **argv = lc_collect_args(arg, ap, NULL, &bytes);
+    int rc = lc_exec_list(file, arg, ap, 1, 0);
     va_end(ap);
-    if (!argv) return errno = ENOMEM, -1;
-    execvpe(file, argv, environ);
-    int saved = errno;
-    rtmem_free(argv, bytes);
-    return errno = saved, -1;
+    return rc;
 }
 
 KESTREL_INTERPOSE int execle(const char *path, const char *arg, ...)
 {
     va_list ap;
-    size_t bytes;
-    char **envp = NULL;
     va_start(ap, arg);
-    char **argv = lc_collect_args(arg, ap, &envp, &bytes);
+    int rc = lc_exec_list(path, arg, ap, 0, 1);
     va_end(ap);
-    if (!argv) return errno = ENOMEM, -1;
-    execve(path, argv, envp);
-    int saved = errno;
-    rtmem_free(argv, bytes);
-    return errno = saved, -1;
+    return rc;
 }
