@@ -107,7 +107,8 @@ static void write_section(FILE *o, const struct calib_result *c, const char *cmd
                 continue;
             }
             for (unsigned k = 0; k < r->n_rows; k++)
-                fprintf(o, " %llu: %.4f / %.4f = %.2fx;", (unsigned long long)r->rows[k].samples,
+                fprintf(o, " %llu (x%u): %.4f / %.4f = %.2fx;",
+                        (unsigned long long)r->rows[k].samples, r->rows[k].windows,
                         r->rows[k].mae, r->rows[k].binomial, r->rows[k].ratio);
             if (r->floor_ok)
                 fprintf(o, " floor %.4f%s\n", r->floor.floor, r->floor.seen ? " (seen)" : "");

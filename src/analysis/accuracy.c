@@ -23,18 +23,55 @@ double accuracy_binomial(const double *truth, unsigned k, double n)
     return s / k;
 }
 
+void accuracy_windows(const int *leaf, size_t len, const double *truth, unsigned k, uint64_t n,
+                      struct accuracy_point *out)
+{
+    size_t windows = n ? len / n : 0;
+    double sum = 0, sum2 = 0, measured[k ? k : 1];
+    uint64_t count[k ? k : 1];
+    for (size_t w = 0; w < windows; w++) {
+        for (unsigned j = 0; j < k; j++)
+            count[j] = 0;
+        for (size_t i = w * n; i < (w + 1) * n; i++)
+            if (leaf[i] >= 0 && (unsigned)leaf[i] < k) count[leaf[i]]++;
+        for (unsigned j = 0; j < k; j++)
+            measured[j] = (double)count[j] / (double)n;
+        double e = accuracy_mae(truth, measured, k);
+        sum += e;
+        sum2 += e * e;
+    }
+    out->samples = n;
+    out->windows = (unsigned)windows;
+    out->binomial = accuracy_binomial(truth, k, (double)n);
+    out->mae = windows ? sum / (double)windows : 0;
+    if (windows >= 2) {
+        double var = (sum2 - sum * sum / (double)windows) / (double)(windows - 1);
+        out->mae_var = (var > 0 ? var : 0) / (double)windows;
+    } else {
+        /* One window: |X| of X ~ N(0, σ²) has variance σ²(1 - 2/π); the mean of k of
+         * them, independent, has the sum of those over k². */
+        double v = 0;
+        for (unsigned j = 0; j < k; j++) {
+            double se = stats_se(truth[j], (double)n);
+            v += se * se * (1 - ACCURACY_MAE_PER_SIGMA * ACCURACY_MAE_PER_SIGMA);
+        }
+        out->mae_var = k ? v / ((double)k * k) : 0;
+    }
+    out->ratio = out->binomial > 0 ? out->mae / out->binomial : 0;
+}
+
 int accuracy_floor(const struct accuracy_point *rows, unsigned n, struct accuracy_floor *out)
 {
     if (n < 2) return -1;
     double wsum = 0, b2 = 0;
     for (unsigned i = 0; i < n; i++) {
         double noise = ACCURACY_MAE_PER_SIGMA * rows[i].binomial;
-        double excess = rows[i].mae * rows[i].mae - noise * noise;
-        double w = (double)rows[i].samples;
-        b2 += w * (excess > 0 ? excess : 0);
+        double excess = rows[i].mae * rows[i].mae - rows[i].mae_var - noise * noise;
+        double w = (double)rows[i].samples * (rows[i].windows ? rows[i].windows : 1);
+        b2 += w * excess;
         wsum += w;
     }
-    out->floor = wsum > 0 ? sqrt(b2 / wsum) : 0;
+    out->floor = wsum > 0 && b2 > 0 ? sqrt(b2 / wsum) : 0;
     const struct accuracy_point *last = &rows[n - 1];
     /* σ_n = σ_N·sqrt(N/n): the n where c·σ_n equals the floor. */
     double noise_last = ACCURACY_MAE_PER_SIGMA * last->binomial;

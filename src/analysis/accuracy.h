@@ -5,6 +5,7 @@
  * the detectability bar themselves are stats.h's. */
 #ifndef KESTREL_ACCURACY_H
 #define KESTREL_ACCURACY_H
+#include <stddef.h>
 #include <stdint.h>
 
 /* E|X| of a normal X with standard deviation σ is σ·sqrt(2/π): the mean absolute
@@ -18,13 +19,25 @@ double accuracy_mae(const double *truth, const double *measured, unsigned k);
  * sqrt(p_i(1-p_i)/n), p_i the true shares. */
 double accuracy_binomial(const double *truth, unsigned k, double n);
 
-/* One row of the error table. */
+/* One row of the error table: the error of shares measured from n samples. One run
+ * of N samples holds floor(N/n) disjoint windows of n consecutive samples, each an
+ * independent measurement; their mean error is what the row reports, so a row at
+ * small n rests on many measurements and only the largest counts on one or two. */
 struct accuracy_point {
-    uint64_t samples; /* n */
-    double mae;       /* mean absolute error of the shares at n */
-    double binomial;  /* accuracy_binomial at n */
-    double ratio;     /* mae / binomial */
+    uint64_t samples;  /* n, per window */
+    unsigned windows;  /* disjoint windows averaged */
+    double mae;        /* mean over the windows of the mean absolute error at n */
+    double mae_var;    /* the variance of that mean: across the windows, or for a single
+                          window the one unbiased sampling predicts */
+    double binomial;   /* accuracy_binomial at n */
+    double ratio;      /* mae / binomial */
 };
+
+/* The row for windows of n samples of a run: leaf[i] is the function (0..k-1) that
+ * the run's i-th on-CPU sample in time order has as its leaf, -1 for none; truth[]
+ * the k true shares. n must be at least 1 and at most len. */
+void accuracy_windows(const int *leaf, size_t len, const double *truth, unsigned k, uint64_t n,
+                      struct accuracy_point *out);
 
 /* The goal for a row: the error is within this multiple of the prediction. */
 #define ACCURACY_GOAL_RATIO 1.2
@@ -32,9 +45,12 @@ struct accuracy_point {
 /* The systematic floor of an error series.
  *
  * Model: a share's error is binomial noise of σ_n plus a bias b that does not shrink
- * with n, so E[MAE²] ≈ (c·σ_n)² + b² with c = ACCURACY_MAE_PER_SIGMA. Each row gives
- * b² = max(0, mae² - (c·σ_n)²); the floor is the square root of their mean weighted
- * by n (the largest counts see the bias best). `from_samples` is where c·σ_n falls
+ * with n, so E[MAE]² ≈ (c·σ_n)² + b² with c = ACCURACY_MAE_PER_SIGMA. Each row
+ * estimates b² as mae² - mae_var - (c·σ_n)² (mae_var: a measured mean's square
+ * overstates its expectation's square by its variance); the floor is the square root
+ * of their mean weighted by the samples behind each row (n·windows), taken as 0 when
+ * that mean is negative — an estimate of zero bias scatters both ways, so single rows
+ * are not clipped. `from_samples` is where c·σ_n falls
  * under the floor: from there on more samples stop buying accuracy. The floor is
  * `seen` when that happens inside the measured range and the error at the largest n
  * exceeds ACCURACY_GOAL_RATIO times its prediction: the error has stopped falling

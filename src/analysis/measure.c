@@ -34,6 +34,20 @@ static int *frame_targets(const struct profile *p, const struct measure_fn *fns,
     return t;
 }
 
+/* The samples of thread `thread` (-1: all) in time order into order[]; their count.
+ * With running_only, the on-CPU ones alone. */
+static size_t in_time_order(const struct profile *p, int thread, int running_only,
+                            struct by_time *order)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_samples; i++)
+        if ((thread < 0 || p->samples[i].thread == (uint32_t)thread) &&
+            (!running_only || p->samples[i].state == PROFILE_RUNNING))
+            order[n++] = (struct by_time){p->samples[i].time_ns, i};
+    qsort(order, n, sizeof *order, cmp_time);
+    return n;
+}
+
 int measure_functions(const struct profile *p, int thread, uint64_t first_n, struct measure_fn *fns,
                       unsigned k, struct measure_counts *out)
 {
@@ -47,11 +61,7 @@ int measure_functions(const struct profile *p, int thread, uint64_t first_n, str
         free(target), free(order), free(seen);
         return -ENOMEM;
     }
-    size_t n = 0;
-    for (size_t i = 0; i < p->n_samples; i++)
-        if (thread < 0 || p->samples[i].thread == (uint32_t)thread)
-            order[n++] = (struct by_time){p->samples[i].time_ns, i};
-    qsort(order, n, sizeof *order, cmp_time);
+    size_t n = in_time_order(p, thread, 0, order);
 
     for (size_t o = 0; o < n; o++) {
         const struct profile_sample *s = &p->samples[order[o].i];
@@ -78,6 +88,26 @@ int measure_functions(const struct profile *p, int thread, uint64_t first_n, str
     }
     free(target), free(order), free(seen);
     return 0;
+}
+
+long measure_leaf_series(const struct profile *p, int thread, const struct measure_fn *fns,
+                         unsigned k, int **out)
+{
+    int *target = frame_targets(p, fns, k);
+    struct by_time *order = malloc((p->n_samples ? p->n_samples : 1) * sizeof *order);
+    int *leaf = malloc((p->n_samples ? p->n_samples : 1) * sizeof *leaf);
+    if (!target || !order || !leaf) {
+        free(target), free(order), free(leaf);
+        return -ENOMEM;
+    }
+    size_t n = in_time_order(p, thread, 1, order);
+    for (size_t o = 0; o < n; o++) {
+        const struct profile_stack *st = &p->stacks[p->samples[order[o].i].stack];
+        leaf[o] = st->depth ? target[st->frames[0]] : -1;
+    }
+    free(target), free(order);
+    *out = leaf;
+    return (long)n;
 }
 
 int measure_thread(const struct profile *p, const char *name)

@@ -1,7 +1,7 @@
 /* What a profile says about the ground-truth workloads: counts of samples per named
  * function (self and total), per thread and per state, over the whole run or over
- * its first n on-CPU samples in time order (the error table reads growing prefixes
- * of one run). Works on any profile in the model, so kestrel's own profiles and the
+ * its first n on-CPU samples in time order, or as the series of their leaves in
+ * time order (the error table cuts one run into windows). Works on any profile in the model, so kestrel's own profiles and the
  * peers' outputs converted to the model are scored by the same code. */
 #ifndef KESTREL_MEASURE_H
 #define KESTREL_MEASURE_H
@@ -27,6 +27,12 @@ struct measure_counts {
  * when first_n is nonzero — and over all its waiting samples. Returns 0 or -ENOMEM. */
 int measure_functions(const struct profile *p, int thread, uint64_t first_n, struct measure_fn *fns,
                       unsigned k, struct measure_counts *out);
+
+/* The on-CPU samples of thread `thread` (-1: all) in time order, each as the index
+ * of the one of the k functions that is its leaf, -1 for none: *out (malloc'd, the
+ * caller frees it) gets one entry per sample. Returns the count or -ENOMEM. */
+long measure_leaf_series(const struct profile *p, int thread, const struct measure_fn *fns,
+                         unsigned k, int **out);
 
 /* The thread whose name (else label) is `name`; -1 when none. */
 int measure_thread(const struct profile *p, const char *name);

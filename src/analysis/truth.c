@@ -250,36 +250,49 @@ static unsigned working_rate(const struct truth_report *r, double *achieved)
 
 /* --- the error table and the seven functions ------------------------------------------ */
 
-static void shares_of(const struct profile *p, uint64_t first_n, double *self, uint64_t *n)
+static void shares_of(const struct profile *p, double *self, uint64_t *n)
 {
     struct measure_fn fns[WORKLOAD_SHARES_N];
     for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++)
         fns[i].name = workload_shares[i].name;
     struct measure_counts c;
-    if (measure_functions(p, -1, first_n, fns, WORKLOAD_SHARES_N, &c) < 0) c.running = 0;
+    if (measure_functions(p, -1, 0, fns, WORKLOAD_SHARES_N, &c) < 0) c.running = 0;
     for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++)
         self[i] = c.running ? (double)fns[i].self / (double)c.running : 0;
     *n = c.running;
 }
 
-/* One row of the error table: the first `first_n` samples (0: all) against timed. */
-static void add_row(struct truth_report *r, const struct profile *p, const double *timed,
-                    uint64_t first_n)
+/* The error table: for each count n, the run's on-CPU samples in time order cut into
+ * disjoint windows of n, each window's shares against timed truth. A profiler whose
+ * samples carry no times gets one row, the whole run. */
+static void add_rows(struct truth_report *r, const struct truth_profiler *prof,
+                     const struct profile *p, const double *timed, uint64_t max_samples)
 {
-    double self[WORKLOAD_SHARES_N];
-    uint64_t got;
-    shares_of(p, first_n, self, &got);
-    struct accuracy_point *row = &r->rows[r->n_rows++];
-    row->samples = got;
-    row->mae = accuracy_mae(timed, self, WORKLOAD_SHARES_N);
-    row->binomial = accuracy_binomial(timed, WORKLOAD_SHARES_N, (double)got);
-    row->ratio = row->binomial > 0 ? row->mae / row->binomial : 0;
+    static const uint64_t counts[] = {500, 1000, 2000, 5000, 10000, 20000, 50000, 100000};
+    struct measure_fn fns[WORKLOAD_SHARES_N];
+    for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++)
+        fns[i].name = workload_shares[i].name;
+    int *leaf;
+    long len = measure_leaf_series(p, -1, fns, WORKLOAD_SHARES_N, &leaf);
+    if (len <= 0) {
+        if (len == 0) free(leaf);
+        return;
+    }
+    for (unsigned k = 0; prof->has_times && k < sizeof counts / sizeof *counts; k++) {
+        if (counts[k] > max_samples || counts[k] > (uint64_t)len || r->n_rows >= TRUTH_MAX_ROWS)
+            break;
+        accuracy_windows(leaf, (size_t)len, timed, WORKLOAD_SHARES_N, counts[k],
+                         &r->rows[r->n_rows++]);
+    }
+    if (r->n_rows == 0 || (!prof->has_times && r->n_rows < TRUTH_MAX_ROWS))
+        accuracy_windows(leaf, (size_t)len, timed, WORKLOAD_SHARES_N, (uint64_t)len,
+                         &r->rows[r->n_rows++]);
+    free(leaf);
 }
 
 void truth_run_errors(const struct truth_profiler *prof, const struct truth_opts *o,
                       double ns_per_unit, struct truth_report *r, FILE *progress)
 {
-    static const uint64_t counts[] = {500, 1000, 2000, 5000, 10000, 20000, 50000, 100000};
     double timed[WORKLOAD_SHARES_N];
     r->n_rows = 0;
     r->floor_ok = 0;
@@ -316,7 +329,7 @@ void truth_run_errors(const struct truth_profiler *prof, const struct truth_opts
     }
     double self[WORKLOAD_SHARES_N];
     uint64_t n;
-    shares_of(p, 0, self, &n);
+    shares_of(p, self, &n);
     r->verify_samples = n;
     r->error_achieved = (double)n / (c.cpu_s > 0 ? c.cpu_s : 1);
     for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++) {
@@ -326,12 +339,7 @@ void truth_run_errors(const struct truth_profiler *prof, const struct truth_opts
         f->z = accuracy_z(f->timed, self[i], (double)n);
         f->clears = stats_detectable(self[i], (double)n);
     }
-    /* Growing prefixes of the one run; without sample times only the whole run. */
-    for (unsigned k = 0; k < sizeof counts / sizeof *counts && r->n_rows < TRUTH_MAX_ROWS; k++) {
-        if (counts[k] > o->max_samples || counts[k] > n) break;
-        if (prof->has_times) add_row(r, p, timed, counts[k]);
-    }
-    if (r->n_rows == 0 || (!prof->has_times && r->n_rows < TRUTH_MAX_ROWS)) add_row(r, p, timed, 0);
+    add_rows(r, prof, p, timed, o->max_samples);
     r->floor_ok = accuracy_floor(r->rows, r->n_rows, &r->floor) == 0;
     profile_free(p);
 }

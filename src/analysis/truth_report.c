@@ -44,13 +44,15 @@ static void print_errors(FILE *out, const struct truth_report *r)
         fprintf(out, "  %s\n\n", r->error_note);
         return;
     }
-    fprintf(out, "  %8s  %14s  %19s  %6s\n", "samples", "mean abs error", "binomial sqrt(p(1-p)/n)",
-            "ratio");
+    fprintf(out, "  %8s  %7s  %14s  %19s  %6s\n", "samples", "windows", "mean abs error",
+            "binomial sqrt(p(1-p)/n)", "ratio");
     for (unsigned k = 0; k < r->n_rows; k++) {
         const struct accuracy_point *p = &r->rows[k];
-        fprintf(out, "  %8llu  %14.4f  %23.4f  %5.2fx\n", (unsigned long long)p->samples, p->mae,
-                p->binomial, p->ratio);
+        fprintf(out, "  %8llu  %7u  %14.4f  %23.4f  %5.2fx\n", (unsigned long long)p->samples,
+                p->windows, p->mae, p->binomial, p->ratio);
     }
+    fprintf(out, "  (each row: the run cut into disjoint windows of that many samples, the "
+                 "error averaged over them)\n");
     if (r->floor_ok) {
         if (r->floor.seen)
             fprintf(out,
@@ -173,9 +175,9 @@ json_t *truth_report_json(const struct truth_report *r, int full)
     json_t *rows = json_array();
     for (unsigned k = 0; k < r->n_rows; k++)
         json_array_append_new(
-            rows, json_pack("{s:I,s:o,s:o,s:o}", "samples", (json_int_t)r->rows[k].samples, "mae",
-                            num(r->rows[k].mae), "binomial", num(r->rows[k].binomial), "ratio",
-                            num(r->rows[k].ratio)));
+            rows, json_pack("{s:I,s:i,s:o,s:o,s:o}", "samples", (json_int_t)r->rows[k].samples,
+                            "windows", (int)r->rows[k].windows, "mae", num(r->rows[k].mae),
+                            "binomial", num(r->rows[k].binomial), "ratio", num(r->rows[k].ratio)));
     json_t *err = json_pack("{s:i,s:o,s:o}", "rate_hz", r->error_hz, "achieved_hz",
                             num(r->error_achieved), "rows", rows);
     if (r->floor_ok)

@@ -1,6 +1,7 @@
 /* Counting a profile against named functions: self and total (recursion once),
- * waiting samples apart, prefixes by time whatever the order of the samples, and
- * per-thread counts. The profile is built by hand through the model's API. */
+ * waiting samples apart, prefixes and leaf series by time whatever the order of the
+ * samples, and per-thread counts. The profile is built by hand through the model's API. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/measure.h"
@@ -51,6 +52,18 @@ int main(void)
      * first two in the file (beta at 40, alpha at 10). */
     CHECK(measure_functions(p, -1, 2, fns, 3, &c) == 0);
     CHECK(c.running == 2 && fns[0].self == 2 && fns[1].total == 0);
+
+    /* The leaf series: on-CPU samples only, in time order t=10, 20, 30, 40, 60 ->
+     * alpha, alpha, alpha, beta, beta; the waiting one (t=50) is not in it. */
+    int *leaf = NULL;
+    CHECK(measure_leaf_series(p, -1, fns, 3, &leaf) == 5);
+    CHECK(leaf && leaf[0] == 0 && leaf[1] == 0 && leaf[2] == 0 && leaf[3] == 1 && leaf[4] == 1);
+    free(leaf);
+    /* A function list without the leaves: every entry -1. */
+    struct measure_fn other[] = {{"main", 0, 0, 0}};
+    CHECK(measure_leaf_series(p, (int)main_t, other, 1, &leaf) == 4);
+    CHECK(leaf && leaf[0] == -1 && leaf[1] == -1 && leaf[2] == -1 && leaf[3] == -1);
+    free(leaf);
 
     int w = measure_thread(p, "worker");
     CHECK(w == (int)work_t && measure_thread(p, "main") == (int)main_t);
