@@ -18,31 +18,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "burn.h"
+
 #define ROUNDS 400
 #define TIMEOUT_NS 2000000ll
 
 volatile int done;
-volatile unsigned long prog_sink;
 
 static int64_t now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-/* Runs for `us` microseconds of this thread's CPU time. */
-static void compute_us(int us)
-{
-    struct timespec a, b;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-    unsigned long x = 0;
-    do {
-        for (int i = 0; i < 1000; i++)
-            x += (unsigned long)i ^ (x >> 3);
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-    } while ((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000 < us);
-    prog_sink += x;
 }
 
 struct result {
@@ -87,7 +74,7 @@ static void *timed_calls(void *arg)
     sem_init(&sem, 0, 0);
     int rounds = which == 3 ? 2 : ROUNDS;
     for (int i = 0; i < rounds; i++) {
-        compute_us(700); /* enough CPU that the sampler signals this thread */
+        burn_cpu_us(700); /* enough CPU that the sampler signals this thread */
         struct timespec ts = {0, TIMEOUT_NS};
         switch (which) {
         case 0:
@@ -152,7 +139,7 @@ static void *pipe_writer(void *arg)
     for (int i = 0; i < ROUNDS; i++) {
         struct timespec ts = {0, TIMEOUT_NS};
         nanosleep(&ts, NULL);
-        compute_us(700);
+        burn_cpu_us(700);
         errno = 0;
         ssize_t w = write(bigpipe[1], "x", 1);
         note(&res[9], w == 1, "small write returned %ld (errno %ld)", (long)w, errno);
@@ -172,14 +159,14 @@ static void *pipe_reader(void *arg)
     (void)arg;
     char c;
     for (int i = 0; i < ROUNDS; i++) {
-        compute_us(300);
+        burn_cpu_us(300);
         errno = 0;
         ssize_t n = read(bigpipe[0], &c, 1);
         note(&res[8], n == 1, "read returned %ld (errno %ld)", (long)n, errno);
     }
     static char buf[1 << 16];
     for (;;) {
-        compute_us(700);
+        burn_cpu_us(700);
         errno = 0;
         ssize_t n = read(bigpipe[0], buf, sizeof(buf));
         if (n == 0) break;

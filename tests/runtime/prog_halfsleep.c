@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "burn.h"
+
 static double seconds = 4;
 static uint64_t wall_ns, cpu_ns;
-volatile unsigned long prog_sink;
 
 static uint64_t now(clockid_t c)
 {
@@ -18,23 +19,13 @@ static uint64_t now(clockid_t c)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-__attribute__((noinline)) static void compute_for(uint64_t ns)
-{
-    uint64_t end = now(CLOCK_THREAD_CPUTIME_ID) + ns;
-    unsigned long x = 0;
-    while (now(CLOCK_THREAD_CPUTIME_ID) < end)
-        for (int i = 0; i < 1000; i++)
-            x += (unsigned long)i ^ (x >> 3);
-    prog_sink += x;
-}
-
 static void *half(void *arg)
 {
     (void)arg;
     uint64_t w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
     uint64_t end = w0 + (uint64_t)(seconds * 1e9);
     while (now(CLOCK_MONOTONIC) < end) {
-        compute_for(50000000);
+        burn_cpu_us(50000);
         struct timespec ts = {0, 50000000};
         nanosleep(&ts, NULL);
     }

@@ -20,22 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-volatile unsigned long prog_sink;
+#include "burn.h"
+
 static volatile sig_atomic_t got_term;
 static volatile int stop_burning;
-
-__attribute__((noinline)) static void burn_ms(int ms)
-{
-    struct timespec a, b;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-    unsigned long x = 0;
-    do {
-        for (int i = 0; i < 10000; i++)
-            x += (unsigned long)i ^ (x >> 3);
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-    } while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
-    prog_sink += x;
-}
 
 static void on_term(int sig)
 {
@@ -47,14 +35,14 @@ static void *burner(void *arg)
 {
     (void)arg;
     while (!stop_burning)
-        burn_ms(5);
+        burn_cpu_us(5000);
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "exit";
-    burn_ms(150);
+    burn_cpu_us(150000);
     if (!strcmp(mode, "exit")) return 3;
     if (!strcmp(mode, "exec")) {
         execl(argv[0], argv[0], "exit", (char *)NULL);
@@ -87,7 +75,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < 20; k++) {
             pid_t c = fork();
             if (c == 0) {
-                burn_ms(30);
+                burn_cpu_us(30000);
                 exit(4);
             }
             int st;

@@ -9,8 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "burn.h"
+
 #define THREADS 2000
-volatile unsigned long prog_sink;
 static pid_t long_tids[THREADS / 50 + 1];
 
 static int fds(void)
@@ -35,25 +36,12 @@ static long vmsize(void)
     return vm;
 }
 
-__attribute__((noinline)) static void burn_cpu_ms(int ms)
-{
-    struct timespec a, b;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-    unsigned long x = 0;
-    do {
-        for (int i = 0; i < 10000; i++)
-            x += (unsigned long)i ^ (x >> 3);
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-    } while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
-    prog_sink += x;
-}
-
 static void *run(void *arg)
 {
     intptr_t i = (intptr_t)arg;
     if (i % 50 == 0) {
         long_tids[i / 50] = (pid_t)syscall(SYS_gettid);
-        burn_cpu_ms(50);
+        burn_cpu_us(50000);
     }
     return NULL;
 }

@@ -14,21 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-volatile unsigned long sink;
-static volatile int go, stop_early;
+#include "burn.h"
 
-__attribute__((noinline)) static void region_work(int ms)
-{
-    struct timespec a, b;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-    unsigned long x = 0;
-    do {
-        for (int i = 0; i < 10000; i++)
-            x += (unsigned long)i ^ (x >> 3);
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-    } while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
-    sink += x;
-}
+static volatile int go, stop_early;
 
 /* Made before the session: registers itself once the session runs. */
 static void *early(void *arg)
@@ -37,7 +25,7 @@ static void *early(void *arg)
     while (!go)
         usleep(1000);
     CHECK(kestrel_thread_register(7, "worker7") == 0);
-    region_work(150);
+    burn_cpu_us(150000);
     CHECK(kestrel_thread_unregister() == 0);
     CHECK(kestrel_thread_unregister() == -ENOENT);
     return NULL;
@@ -46,7 +34,7 @@ static void *early(void *arg)
 static void *late(void *arg)
 {
     (void)arg;
-    region_work(150);
+    burn_cpu_us(150000);
     return NULL;
 }
 
@@ -96,7 +84,7 @@ int main(void)
     CHECK(kestrel_profile_is_running() == 1);
     go = 1;
     pthread_create(&l, NULL, late, NULL);
-    region_work(200);
+    burn_cpu_us(200000);
     pthread_join(e, NULL);
     pthread_join(l, NULL);
     r = kestrel_profile_stop(path);
@@ -128,7 +116,7 @@ int main(void)
 
     /* A second session writes a file of its own. */
     CHECK(kestrel_profile_start(0) == 0);
-    region_work(100);
+    burn_cpu_us(100000);
     CHECK(kestrel_profile_stop(path2) == 0);
     root = json_load_file(path2, 0, &err);
     CHECK(root && json_integer_value(json_object_get(root, "rate_hz")) == 997);
