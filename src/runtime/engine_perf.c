@@ -26,6 +26,7 @@
  * else, drains included, on the engine thread. Signal handlers: nothing here runs in
  * one. Inside malloc: nothing. */
 #include "runtime/engine.h"
+#include "lifecycle.h"
 #include "runtime/heap_guard.h"
 #include "runtime/images.h"
 #include "runtime/interpose.h"
@@ -463,6 +464,7 @@ static int perf_start(const struct engine_config *cfg)
     pthread_mutex_init(&pe.mu, NULL);
     /* The engine thread is the runtime's own: made through the real pthread_create
      * (never registered) with every signal blocked. */
+    lifecycle_threads_coming();
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);

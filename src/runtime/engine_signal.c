@@ -9,6 +9,7 @@
  * blocking_deferred(), clock_gettime, atomics. No lock, no allocation, errno preserved.
  * Inside malloc: nothing. */
 #include "blocking.h"
+#include "lifecycle.h"
 #include "heap_guard.h"
 #include "engine.h"
 #include "images.h"
@@ -297,6 +298,7 @@ static int sig_start(const struct engine_config *cfg)
     if (sigaction(cfg->signo, &sa, NULL) != 0) return -errno;
     atomic_store_explicit(&sig_running, 1, memory_order_release);
 
+    lifecycle_threads_coming();
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -185,13 +185,21 @@ void heap_ignore_leave(void)
     if (--t->ignore == 0) __atomic_store_n(&t->left, t->saved_left, __ATOMIC_RELAXED);
 }
 
-/* The fast path: 1 when this allocation of n bytes must look at the slow path. */
+/* The fast path: 1 when this allocation of n bytes must look at the slow path, i.e.
+ * the countdown was at most n (signed: a negative n, beyond any allocator's limit,
+ * counts as not reaching it). On x86_64 that is one subtraction in place whose own
+ * flags decide: sub %n, %fs:left; jle. */
 static inline int heap_count(size_t n)
 {
-    struct heap_tls *t = &heap_tls;
-    int64_t left = (int64_t)((uint64_t)__atomic_load_n(&t->left, __ATOMIC_RELAXED) - n);
-    __atomic_store_n(&t->left, left, __ATOMIC_RELAXED);
-    return left <= 0;
+    int slow;
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+    __asm__("subq %2, %0" : "+m"(heap_tls.left), "=@ccle"(slow) : "r"(n));
+#else
+    int64_t left = __atomic_load_n(&heap_tls.left, __ATOMIC_RELAXED);
+    __atomic_store_n(&heap_tls.left, (int64_t)((uint64_t)left - n), __ATOMIC_RELAXED);
+    slow = left <= (int64_t)n;
+#endif
+    return __builtin_expect(slow, 0);
 }
 
 /* xorshift64, seeded per thread from its state's address and the clock. */

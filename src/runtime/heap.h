@@ -4,6 +4,7 @@
  *   heap_thread.c   the registry of per-thread countdowns, so a start reaches every thread
  *   heap_region.c   the runtime-owned region that sampled blocks (and bootstrap ones) live in
  *   heap_stack.c    the frame-pointer walk of the allocating thread
+ *   heap_mutex.c    the contended half of the profiler's own mutex
  *   heap_table.c    bounded buckets, stack words and strings, with an (other stacks) bucket
  *   heap_session.c  the session: API, environment, sampling, lifecycle client, files
  *   heap_pprof.c    the unsymbolized pprof of a session (FORMATS.md §2)
@@ -18,13 +19,61 @@
 #include <stdint.h>
 
 #include "runtime/heap_guard.h"
+#include "runtime/lifecycle.h"
 #include "runtime/pbwire.h"
+
+/* Declared hidden, as the library defines them, so the fast paths read the globals
+ * straight from their addresses rather than through the GOT. */
+#pragma GCC visibility push(hidden)
 
 #define HEAP_INTERVAL_DEFAULT (512 * 1024)
 #define HEAP_INTERVAL_MIN (64 * 1024)
 #define HEAP_INTERVAL_MAX ((int64_t)1 << 32)
 #define HEAP_LEFT_IDLE ((int64_t)1 << 62) /* a countdown that never reaches 0 */
 #define HEAP_STACK_MAX 128
+
+/* ===== locks (heap_mutex.c) ===== */
+
+/* The heap profiler's mutex: a futex word, 0 free, 1 taken, 2 taken with waiters
+ * (Drepper, "Futexes Are Tricky", mutex 3). Its uncontended lock and unlock are one
+ * atomic instruction each, a fifth of a glibc mutex's path, and a sample takes four
+ * of them. HEAP_MUTEX_INIT is its initial value; a fork child sets it anew.
+ *
+ * Every lock of the heap profiler is also held under lifecycle_hold: a fatal signal
+ * that reaches a thread holding one waits for its release, so the signal's flush
+ * (which takes them) never waits for a thread that cannot run. */
+typedef struct {
+    int word;
+} heap_mutex_t;
+#define HEAP_MUTEX_INIT                                                                            \
+    {                                                                                              \
+        0                                                                                          \
+    }
+
+void heap_mutex_wait(heap_mutex_t *m); /* the contended lock */
+void heap_mutex_wake(heap_mutex_t *m); /* the unlock that found waiters */
+
+static inline void heap_mutex_lock(heap_mutex_t *m)
+{
+    lifecycle_hold();
+    int free_ = 0;
+    if (!__atomic_compare_exchange_n(&m->word, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        heap_mutex_wait(m);
+}
+static inline int heap_mutex_trylock(heap_mutex_t *m) /* 0 when taken, as pthread's */
+{
+    lifecycle_hold();
+    int free_ = 0;
+    if (__atomic_compare_exchange_n(&m->word, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return 0;
+    lifecycle_release();
+    return 16; /* EBUSY */
+}
+static inline void heap_mutex_unlock(heap_mutex_t *m)
+{
+    if (__atomic_exchange_n(&m->word, 0, __ATOMIC_RELEASE) == 2) heap_mutex_wake(m);
+    lifecycle_release();
+}
 
 /* ===== per-thread state (initial-exec TLS) ===== */
 
@@ -43,6 +92,8 @@ struct heap_tls {
     int32_t ignore;     /* depth of heap_ignore_enter() */
     int32_t exited;     /* its key destructor ran: pass through from now on */
     uint32_t samples;   /* samples this thread took (for the name's refresh) */
+    uint32_t name_id;   /* `name` interned in the table of session name_gen */
+    uint32_t name_gen;  /* 0 when `name` changed since it was interned */
     char name[16];      /* its name as of its last refresh */
 };
 extern __thread struct heap_tls heap_tls;
@@ -79,13 +130,19 @@ struct heap_block {
     uint32_t cls;       /* chunk size class: 2^cls pages */
 };
 
-extern uintptr_t heap_region_lo; /* the region is [lo, lo + span); 0, 0 until made */
+/* The region is [lo, lo + span). Until it is made, lo is 2^63 and span 0, and lo
+ * stays a non-canonical address until span is set: p - lo, for any user address p,
+ * is then at least 2^63 - 2^57, far beyond any span. So free's test is one subtract
+ * and compare, needs no ordering between the two loads, and is false for NULL. */
+extern uintptr_t heap_region_lo;
 extern uintptr_t heap_region_span;
+#define HEAP_REGION_NOWHERE ((uintptr_t)1 << 63)
 
 static inline int heap_region_has(const void *p)
 {
-    uintptr_t span = __atomic_load_n(&heap_region_span, __ATOMIC_ACQUIRE); /* set after lo */
-    return (uintptr_t)p - heap_region_lo < span;
+    /* Plain loads (each word is written once, atomically on every target) so the
+     * compiler folds them into the subtract and the compare. */
+    return (uintptr_t)p - heap_region_lo < heap_region_span;
 }
 static inline struct heap_block *heap_block_of(void *p)
 {
@@ -202,4 +259,6 @@ void *heap_sample(struct heap_tls *t, size_t size, size_t align, int zero, uintp
                   int64_t weight);
 /* A region block is freed: its weight leaves in-use if its session still runs. */
 void heap_sampled_free(void *p);
+
+#pragma GCC visibility pop
 #endif

@@ -10,7 +10,7 @@
  * allocation has to be served before dlsym has found the next allocator.
  *
  * Every function here may run inside malloc; none in a signal handler. errno is
- * left as it was. */
+ * left as it was (saved only around the rare system calls). */
 #include "runtime/heap.h"
 
 #include <errno.h>
@@ -21,31 +21,32 @@
 #define REGION_GIVE_BACK (256 * 1024)
 #define REGION_RW_STEP (1024 * 1024)
 
-uintptr_t heap_region_lo;
+uintptr_t heap_region_lo = HEAP_REGION_NOWHERE;
 uintptr_t heap_region_span;
 static uintptr_t region_brk;                /* first byte never carved */
 static uintptr_t region_rw;                 /* [lo, rw) is readable and writable */
 static size_t region_page;                  /* the system's page size */
 static void *region_free[REGION_CLASSES];   /* free chunks of 2^k pages, linked by first word */
 static uint64_t region_used, region_cached; /* bytes of chunks handed out / on free lists */
-static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
+static heap_mutex_t region_lock = HEAP_MUTEX_INIT;
 
 int heap_region_init(void)
 {
     if (__atomic_load_n(&heap_region_span, __ATOMIC_ACQUIRE)) return 0;
     int saved = errno, rc = -ENOMEM;
-    pthread_mutex_lock(&region_lock);
+    heap_mutex_lock(&region_lock);
     if (heap_region_span) rc = 0;
     for (int shift = 36; rc && shift >= 30; shift -= 2) { /* 64 GiB down to 1 GiB */
         size_t span = (size_t)1 << shift;
         void *p = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p == MAP_FAILED) continue;
         region_page = (size_t)sysconf(_SC_PAGESIZE);
-        heap_region_lo = region_brk = region_rw = (uintptr_t)p;
-        __atomic_store_n(&heap_region_span, span, __ATOMIC_RELEASE);
+        region_brk = region_rw = (uintptr_t)p;
+        __atomic_store_n(&heap_region_lo, (uintptr_t)p, __ATOMIC_RELAXED);
+        __atomic_store_n(&heap_region_span, span, __ATOMIC_RELEASE); /* see heap_region_has */
         rc = 0;
     }
-    pthread_mutex_unlock(&region_lock);
+    heap_mutex_unlock(&region_lock);
     errno = saved;
     return rc;
 }
@@ -67,14 +68,16 @@ static int region_grow(size_t bytes)
     size_t step = bytes > REGION_RW_STEP ? bytes : REGION_RW_STEP;
     if (step > end - region_rw) step = end - region_rw;
     if (region_brk + bytes > region_rw + step) return 0;
-    if (mprotect((void *)region_rw, step, PROT_READ | PROT_WRITE)) return 0;
+    int saved = errno, rc = mprotect((void *)region_rw, step, PROT_READ | PROT_WRITE);
+    errno = saved;
+    if (rc) return 0;
     region_rw += step;
     return 1;
 }
 
 void *heap_region_alloc(size_t size, size_t align)
 {
-    if (heap_region_init()) return NULL;
+    if (!__atomic_load_n(&heap_region_span, __ATOMIC_ACQUIRE) && heap_region_init()) return NULL;
     size_t hdr = sizeof(struct heap_block), page = region_page;
     if (align < 16) align = 16;
     /* Chunks are page-aligned: a smaller alignment fixes the offset now, a larger one
@@ -84,9 +87,8 @@ void *heap_region_alloc(size_t size, size_t align)
     size_t pages = (front + size + page - 1) / page;
     unsigned cls = region_class(pages);
     size_t bytes = page << cls;
-    int saved = errno;
     uintptr_t chunk = 0;
-    pthread_mutex_lock(&region_lock);
+    heap_mutex_lock(&region_lock);
     if (region_free[cls]) {
         chunk = (uintptr_t)region_free[cls];
         region_free[cls] = *(void **)chunk;
@@ -96,8 +98,7 @@ void *heap_region_alloc(size_t size, size_t align)
         region_brk += bytes;
     }
     if (chunk) region_used += bytes;
-    pthread_mutex_unlock(&region_lock);
-    errno = saved;
+    heap_mutex_unlock(&region_lock);
     if (!chunk) return NULL;
     uintptr_t user = align <= page ? chunk + front : (chunk + hdr + align - 1) & ~(align - 1);
     struct heap_block *b = heap_block_of((void *)user);
@@ -116,15 +117,17 @@ void heap_region_release(void *p)
     uintptr_t chunk = (uintptr_t)p - b->chunk_off;
     size_t bytes = region_page << b->cls;
     unsigned cls = b->cls;
-    int saved = errno;
-    if (bytes >= REGION_GIVE_BACK) madvise((void *)chunk, bytes, MADV_DONTNEED);
-    pthread_mutex_lock(&region_lock);
+    if (bytes >= REGION_GIVE_BACK) {
+        int saved = errno;
+        madvise((void *)chunk, bytes, MADV_DONTNEED);
+        errno = saved;
+    }
+    heap_mutex_lock(&region_lock);
     *(void **)chunk = region_free[cls];
     region_free[cls] = (void *)chunk;
     region_used -= bytes;
     region_cached += bytes;
-    pthread_mutex_unlock(&region_lock);
-    errno = saved;
+    heap_mutex_unlock(&region_lock);
 }
 
 size_t heap_region_usable(void *p)
@@ -135,18 +138,18 @@ size_t heap_region_usable(void *p)
 
 void heap_region_stats(uint64_t *used, uint64_t *cached)
 {
-    pthread_mutex_lock(&region_lock);
+    heap_mutex_lock(&region_lock);
     *used = region_used;
     *cached = region_cached;
-    pthread_mutex_unlock(&region_lock);
+    heap_mutex_unlock(&region_lock);
 }
 
 void heap_region_fork(int phase)
 {
     if (phase == 0)
-        pthread_mutex_lock(&region_lock);
+        heap_mutex_lock(&region_lock);
     else if (phase == 1)
-        pthread_mutex_unlock(&region_lock);
+        heap_mutex_unlock(&region_lock);
     else
-        pthread_mutex_init(&region_lock, NULL);
+        region_lock = (heap_mutex_t)HEAP_MUTEX_INIT;
 }

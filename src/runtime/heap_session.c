@@ -7,7 +7,8 @@
  * the flush; heap_lock guards the tables and is the only one taken inside malloc
  * (heap_sample, heap_sampled_free), never while another lock of the profiler is held
  * except the region's, which is taken after it. heap_sample and heap_sampled_free run
- * inside malloc; nothing here runs in a signal handler. */
+ * inside malloc; heap_flush (and what it calls) may run in a fatal signal's handler of
+ * a single-threaded process (see heap_client). */
 #include "runtime/heap.h"
 #include "runtime/lifecycle.h"
 #include "kestrel.h"
@@ -29,8 +30,8 @@ uint32_t heap_gen;
 int heap_active;
 int64_t heap_interval = HEAP_INTERVAL_DEFAULT;
 
-static pthread_mutex_t heap_api_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
+static heap_mutex_t heap_api_lock = HEAP_MUTEX_INIT;
+static heap_mutex_t heap_lock = HEAP_MUTEX_INIT;
 
 static struct heap_table heap_table; /* the running session's; under heap_lock */
 static struct heap_pprof_info heap_info;
@@ -49,11 +50,14 @@ static uint64_t heap_now_ns(void)
 
 /* Takes a lock; a patient caller waits, an impatient one (a fatal signal's flush,
  * whose thread may be stopped holding it) gives up after about 200 ms. */
-static int heap_take(pthread_mutex_t *m, int patient)
+static int heap_take(heap_mutex_t *m, int patient)
 {
-    if (patient) return pthread_mutex_lock(m);
+    if (patient) {
+        heap_mutex_lock(m);
+        return 0;
+    }
     for (int i = 0; i < 200; i++) {
-        if (!pthread_mutex_trylock(m)) return 0;
+        if (!heap_mutex_trylock(m)) return 0;
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
@@ -82,13 +86,13 @@ void *heap_sample(struct heap_tls *t, size_t size, size_t align, int zero, uintp
         char name[17] = "";
         prctl(PR_GET_NAME, name);
         memcpy(t->name, name, sizeof t->name);
+        t->name_gen = 0;
     }
-    const char *name = t->name;
     void *p = heap_region_alloc(size, align);
     int64_t objects = heap_objects(weight, size);
-    pthread_mutex_lock(&heap_lock);
+    heap_mutex_lock(&heap_lock);
     if (!heap_active || t->gen != heap_gen) { /* the session ended meanwhile */
-        pthread_mutex_unlock(&heap_lock);
+        heap_mutex_unlock(&heap_lock);
         if (p) heap_region_release(p);
         p = NULL;
         goto out;
@@ -96,11 +100,14 @@ void *heap_sample(struct heap_tls *t, size_t size, size_t align, int zero, uintp
     if (!p) { /* no room in the region: the bytes are counted as lost */
         heap_info.lost_objects += (uint64_t)objects;
         heap_info.lost_bytes += (uint64_t)weight;
-        pthread_mutex_unlock(&heap_lock);
+        heap_mutex_unlock(&heap_lock);
         goto out;
     }
-    uint32_t thread = heap_table_string(&heap_table, name, strnlen(name, sizeof t->name));
-    uint32_t bucket = heap_table_bucket(&heap_table, pcs, (uint32_t)depth, thread);
+    if (t->name_gen != heap_gen) { /* interned once per name and session */
+        t->name_id = heap_table_string(&heap_table, t->name, strnlen(t->name, sizeof t->name));
+        t->name_gen = heap_gen;
+    }
+    uint32_t bucket = heap_table_bucket(&heap_table, pcs, (uint32_t)depth, t->name_id);
     struct heap_bucket *b = &heap_table.buckets[bucket];
     b->alloc_objects += objects;
     b->alloc_bytes += weight;
@@ -111,7 +118,7 @@ void *heap_sample(struct heap_tls *t, size_t size, size_t align, int zero, uintp
     h->gen = heap_gen;
     h->bucket = bucket;
     h->weight = weight;
-    pthread_mutex_unlock(&heap_lock);
+    heap_mutex_unlock(&heap_lock);
     if (zero) memset(p, 0, size);
 out:
     heap_ignore_leave();
@@ -126,15 +133,18 @@ void heap_sampled_free(void *p)
         __atomic_load_n(&heap_active, __ATOMIC_ACQUIRE)) {
         /* A free from inside the profiler's own sampling on this thread (a signal
          * handler) must not wait for the lock this thread may hold. */
-        int locked =
-            heap_tls.ignore ? !pthread_mutex_trylock(&heap_lock) : !pthread_mutex_lock(&heap_lock);
+        int locked = 1;
+        if (heap_tls.ignore)
+            locked = !heap_mutex_trylock(&heap_lock);
+        else
+            heap_mutex_lock(&heap_lock);
         if (locked) {
             if (heap_active && h->gen == heap_gen) {
                 struct heap_bucket *b = &heap_table.buckets[h->bucket];
                 b->inuse_objects -= heap_objects(h->weight, h->size);
                 b->inuse_bytes -= h->weight;
             }
-            pthread_mutex_unlock(&heap_lock);
+            heap_mutex_unlock(&heap_lock);
         }
     }
     heap_region_release(p);
@@ -144,7 +154,15 @@ void heap_sampled_free(void *p)
 
 static void heap_flush(enum lifecycle_event ev);
 static void heap_after_fork_child(void);
-static const struct lifecycle_client heap_client = {"heap", heap_flush, heap_after_fork_child};
+/* Its flush may run in a fatal signal's handler (a single-threaded process): it
+ * allocates only with mmap, formats with snprintf (integers and strings: no malloc),
+ * writes with system calls and takes only the heap's own locks, each held under
+ * lifecycle_hold. The images it lists come from dl_iterate_phdr, whose loader lock is
+ * recursive. */
+static const struct lifecycle_client heap_client = {.name = "heap",
+                                                    .flush = heap_flush,
+                                                    .after_fork_child = heap_after_fork_child,
+                                                    .flush_in_handler = 1};
 
 static int heap_start_locked(int64_t interval)
 {
@@ -157,7 +175,7 @@ static int heap_start_locked(int64_t interval)
     if (rc) return rc;
     if (!heap_client_registered && lifecycle_register(&heap_client) == 0)
         heap_client_registered = 1;
-    pthread_mutex_lock(&heap_lock);
+    heap_mutex_lock(&heap_lock);
     heap_table = tb;
     memset(&heap_info, 0, sizeof heap_info);
     heap_info.interval = interval;
@@ -166,7 +184,7 @@ static int heap_start_locked(int64_t interval)
     uint32_t gen = heap_gen + 1 ? heap_gen + 1 : 1;
     __atomic_store_n(&heap_gen, gen, __ATOMIC_RELEASE);
     __atomic_store_n(&heap_active, 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&heap_lock);
+    heap_mutex_unlock(&heap_lock);
     heap_thread_reset_all();
     heap_tls.saved_left = 0; /* this thread too, once it stops ignoring */
     return 0;
@@ -195,7 +213,7 @@ static int heap_encode(int stop, struct pb_buf *out, int patient)
     else
         memcpy(copy, snap.buckets, snap.nbuckets * sizeof *copy);
     if (copy) snap.buckets = copy;
-    pthread_mutex_unlock(&heap_lock);
+    heap_mutex_unlock(&heap_lock);
     info.end_ns = heap_now_ns();
     int rc = out ? heap_pprof_write(&snap, &info, out) : 0;
     if (copy) munmap(copy, copy_size);
@@ -219,9 +237,9 @@ PUBLIC int kestrel_heap_start(size_t interval)
     if (interval == 0) interval = HEAP_INTERVAL_DEFAULT;
     if (interval < HEAP_INTERVAL_MIN || interval > (size_t)HEAP_INTERVAL_MAX) return -EINVAL;
     heap_ignore_enter();
-    pthread_mutex_lock(&heap_api_lock);
+    heap_mutex_lock(&heap_api_lock);
     int rc = heap_start_locked((int64_t)interval);
-    pthread_mutex_unlock(&heap_api_lock);
+    heap_mutex_unlock(&heap_api_lock);
     heap_ignore_leave();
     return rc;
 }
@@ -229,7 +247,7 @@ PUBLIC int kestrel_heap_start(size_t interval)
 static int heap_read(int stop, void **data, size_t *size)
 {
     heap_ignore_enter();
-    pthread_mutex_lock(&heap_api_lock);
+    heap_mutex_lock(&heap_api_lock);
     int rc = -ESRCH;
     if (heap_active) {
         struct pb_buf gz = {0};
@@ -237,7 +255,7 @@ static int heap_read(int stop, void **data, size_t *size)
         if (!rc && data) rc = heap_hand_over(&gz, data, size);
         pb_buf_free(&gz);
     }
-    pthread_mutex_unlock(&heap_api_lock);
+    heap_mutex_unlock(&heap_api_lock);
     heap_ignore_leave();
     return rc;
 }
@@ -346,7 +364,7 @@ static void heap_flush(enum lifecycle_event ev)
             if (!heap_encode(1, &gz, patient)) heap_write_file(&gz);
             pb_buf_free(&gz);
         }
-        pthread_mutex_unlock(&heap_api_lock);
+        heap_mutex_unlock(&heap_api_lock);
     }
     heap_ignore_leave();
     errno = saved;
@@ -356,8 +374,8 @@ static void heap_flush(enum lifecycle_event ev)
  * blocks are released by their frees without counting. */
 static void heap_after_fork_child(void)
 {
-    pthread_mutex_init(&heap_api_lock, NULL);
-    pthread_mutex_init(&heap_lock, NULL);
+    heap_api_lock = (heap_mutex_t)HEAP_MUTEX_INIT;
+    heap_lock = (heap_mutex_t)HEAP_MUTEX_INIT;
     if (heap_active) heap_table_free(&heap_table);
     __atomic_store_n(&heap_active, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&heap_gen, heap_gen + 1 ? heap_gen + 1 : 1, __ATOMIC_RELEASE);

@@ -15,17 +15,17 @@
 #define HEAP_THREADS_MAX 4096
 
 static struct heap_tls *heap_threads[HEAP_THREADS_MAX]; /* NULL = free slot */
-static pthread_mutex_t heap_threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static heap_mutex_t heap_threads_lock = HEAP_MUTEX_INIT;
 static pthread_key_t heap_thread_key;
 static int heap_thread_key_state; /* 0 not made, 1 made, -1 failed */
 
 static void heap_thread_exit(void *arg)
 {
     struct heap_tls *t = arg;
-    pthread_mutex_lock(&heap_threads_lock);
+    heap_mutex_lock(&heap_threads_lock);
     if (t->slot >= 0) heap_threads[t->slot] = NULL;
     t->slot = -2;
-    pthread_mutex_unlock(&heap_threads_lock);
+    heap_mutex_unlock(&heap_threads_lock);
     t->exited = 1;
     __atomic_store_n(&t->left, HEAP_LEFT_IDLE, __ATOMIC_RELAXED);
 }
@@ -33,7 +33,7 @@ static void heap_thread_exit(void *arg)
 void heap_thread_register(struct heap_tls *t)
 {
     int slot = -2;
-    pthread_mutex_lock(&heap_threads_lock);
+    heap_mutex_lock(&heap_threads_lock);
     if (heap_thread_key_state == 0)
         heap_thread_key_state = pthread_key_create(&heap_thread_key, heap_thread_exit) ? -1 : 1;
     for (int i = 0; i < HEAP_THREADS_MAX && heap_thread_key_state == 1; i++) {
@@ -44,37 +44,40 @@ void heap_thread_register(struct heap_tls *t)
         }
     }
     t->slot = slot; /* -2: full, never retried */
-    pthread_mutex_unlock(&heap_threads_lock);
+    heap_mutex_unlock(&heap_threads_lock);
     if (slot >= 0) pthread_setspecific(heap_thread_key, t);
 }
 
 void heap_thread_reset_all(void)
 {
-    pthread_mutex_lock(&heap_threads_lock);
+    heap_mutex_lock(&heap_threads_lock);
     for (int i = 0; i < HEAP_THREADS_MAX; i++)
         if (heap_threads[i]) __atomic_store_n(&heap_threads[i]->left, 0, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&heap_threads_lock);
+    heap_mutex_unlock(&heap_threads_lock);
 }
 
 /* fork: the registry and the region must be consistent in the child whatever the
  * other threads were doing, so both locks are held across it. */
 static void heap_fork_prepare(void)
 {
-    pthread_mutex_lock(&heap_threads_lock);
+    heap_mutex_lock(&heap_threads_lock);
     heap_region_fork(0);
 }
 
 static void heap_fork_parent(void)
 {
     heap_region_fork(1);
-    pthread_mutex_unlock(&heap_threads_lock);
+    heap_mutex_unlock(&heap_threads_lock);
 }
 
-/* In the child only the calling thread exists. */
+/* In the child only the calling thread exists. Its locks are made anew rather than
+ * released, and so are their two holds (a signal deferred in the parent is the
+ * parent's: lifecycle forgets it). */
 static void heap_fork_child(void)
 {
     heap_region_fork(2);
-    pthread_mutex_init(&heap_threads_lock, NULL);
+    heap_threads_lock = (heap_mutex_t)HEAP_MUTEX_INIT;
+    lifecycle_held -= 2;
     memset(heap_threads, 0, sizeof heap_threads);
     if (heap_tls.slot >= 0) heap_threads[heap_tls.slot] = &heap_tls;
 }

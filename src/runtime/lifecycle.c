@@ -1,16 +1,20 @@
 /* lifecycle.c — process life for the profilers (lifecycle.h): normal exit, exec,
  * default-action fatal signals, fork.
  *
- * Signal handlers: lifecycle_on_signal() and what it calls (futex and clock syscalls,
- * sigaction/sigprocmask/tgkill). The interposed sigaction()/signal() may be called
- * by a program from its own handlers and stay async-signal-safe once resolved.
- * Inside malloc: nothing.
+ * Signal handlers: lc_on_signal() and what it calls (futex and clock syscalls,
+ * sigaction/sigprocmask/tgkill), and in a single-threaded process the flushes of the
+ * clients that allow it (flush_in_handler). The interposed sigaction()/signal() may be
+ * called by a program from its own handlers and stay async-signal-safe once resolved.
+ * Inside malloc: lifecycle_hold/lifecycle_release and lifecycle_run_deferred.
  *
- * A fatal signal is handled in two halves: the handler (on whatever thread got the
- * signal) only publishes the signal number and waits, at most LC_SIGNAL_WAIT_NS, for
- * the flushing thread; that thread runs the clients' flushes, where taking locks and
- * writing files is allowed. Then the handler restores the default action and raises
- * the signal again, so the process ends exactly as it would have. */
+ * A fatal signal is handled in two halves when the process has threads: the handler
+ * (on whatever thread got the signal) only publishes the signal number and waits, at
+ * most LC_SIGNAL_WAIT_NS, for the flushing thread; that thread runs the clients'
+ * flushes, where taking locks and writing files is allowed. A single-threaded process
+ * has no such thread (lifecycle.h says why): its handler runs the flushes itself.
+ * Either way a thread that holds a lock of the runtime defers the signal to its
+ * release. Then the default action is restored and the signal raised again, so the
+ * process ends exactly as it would have. */
 #include "lifecycle.h"
 #include "heap_guard.h"
 #include "interpose.h"
@@ -26,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,15 +41,21 @@
 
 static const int lc_fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGABRT};
 
-/* Rules: lc_clients only grows (under lc_mu); lc_flushed goes 0->1 once per image;
- * lc_req/lc_done are futex words owned by one signal episode. A watched signal is
- * `armed` while our handler is installed in the kernel; `prog` is then what the
- * program believes is installed (SIG_DFL until it says otherwise). */
+/* Rules: lc_clients only grows (under lc_mu); lc_flushed goes 0->1 once per image,
+ * and lc_done 0->1 when that flush finished; lc_req is the futex word of the first
+ * signal episode. lc_watcher_up goes 0->1 (under lc_mu) once the flushing thread
+ * exists; 0 again in a fork child. A watched signal is `armed` while our handler is
+ * installed in the kernel; `prog` is then what the program believes is installed
+ * (SIG_DFL until it says otherwise). lifecycle_deferred is a signal that arrived
+ * while its thread held a lock of the runtime (lifecycle_held > 0). */
 static const struct lifecycle_client *lc_clients[LC_MAX_CLIENTS];
 static _Atomic int lc_nclients;   /* published after the entry is stored */
 static _Atomic int lc_flushed;    /* 1 once this image's files are written */
 static _Atomic int lc_req;        /* futex: signal number to flush for, 0 idle */
-static _Atomic int lc_done;       /* futex: 1 when that flush finished */
+static _Atomic int lc_done;       /* futex: 1 when this image's flush finished */
+static _Atomic int lc_watcher_up; /* the flushing thread was started */
+int lifecycle_deferred;           /* signal number waiting for a release, 0 none */
+__thread int lifecycle_held;      /* locks of the runtime this thread holds */
 static _Atomic int lc_pid_cached; /* getpid() of this image / fork child */
 static pthread_mutex_t lc_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -89,13 +100,20 @@ unsigned lifecycle_image_generation(void)
     return (unsigned)cached;
 }
 
-/* Runs every client's flush once per process image. */
-static void lc_flush_all(enum lifecycle_event ev)
+/* Runs every client's flush once per process image (inside a handler, those that
+ * allow it), then wakes whoever waits for it. A fatal signal on this thread meanwhile
+ * waits for the end (lifecycle_hold), so the file is whole before the process ends. */
+static void lc_flush_all(enum lifecycle_event ev, int in_handler)
 {
     if (atomic_exchange(&lc_flushed, 1)) return;
+    lifecycle_hold();
     int n = atomic_load(&lc_nclients);
     for (int i = 0; i < n; i++)
-        if (lc_clients[i]->flush) lc_clients[i]->flush(ev);
+        if (lc_clients[i]->flush && (!in_handler || lc_clients[i]->flush_in_handler))
+            lc_clients[i]->flush(ev);
+    atomic_store(&lc_done, 1);
+    lc_futex(&lc_done, FUTEX_WAKE, 1 << 30, NULL);
+    lifecycle_release();
 }
 
 /* ======================== fatal signals ======================== */
@@ -126,16 +144,17 @@ static void lc_arm_signals(void)
     }
 }
 
-static void lc_on_signal(int sig, siginfo_t *si, void *uc)
+/* The flush for a fatal signal, by the flushing thread or (none yet) right here; then
+ * wait for it, bounded: a stuck flush must not keep a dying process alive. */
+static void lc_flush_for_signal(int sig)
 {
-    (void)si;
-    (void)uc;
-    int saved_errno = errno;
     int idle = 0;
-    if (atomic_compare_exchange_strong(&lc_req, &idle, sig)) lc_futex(&lc_req, FUTEX_WAKE, 1, NULL);
-
-    /* Wait for the flushing thread, bounded: a stuck flush must not keep a dying
-     * process alive. */
+    if (atomic_compare_exchange_strong(&lc_req, &idle, sig)) {
+        if (atomic_load(&lc_watcher_up))
+            lc_futex(&lc_req, FUTEX_WAKE, 1, NULL);
+        else
+            lc_flush_all(LIFECYCLE_SIGNAL, 1);
+    }
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
     while (!atomic_load(&lc_done)) {
@@ -145,8 +164,11 @@ static void lc_on_signal(int sig, siginfo_t *si, void *uc)
         long long el = (now.tv_sec - start.tv_sec) * 1000000000ll + now.tv_nsec - start.tv_nsec;
         if (el > LC_SIGNAL_WAIT_NS) break;
     }
+}
 
-    /* End the way the default action would have ended us. */
+/* End the way the default action would have ended us. */
+static void lc_die(int sig)
+{
     struct sigaction dfl;
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
@@ -157,7 +179,42 @@ static void lc_on_signal(int sig, siginfo_t *si, void *uc)
     sigaddset(&one, sig);
     syscall(SYS_tgkill, lifecycle_pid(), (int)syscall(SYS_gettid), sig);
     sigprocmask(SIG_UNBLOCK, &one, NULL);
+}
+
+static void lc_on_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)si;
+    (void)uc;
+    int saved_errno = errno;
+    if (lifecycle_held) { /* this thread holds a lock the flush needs: at its release */
+        int none = 0;
+        __atomic_compare_exchange_n(&lifecycle_deferred, &none, sig, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_RELAXED);
+        errno = saved_errno;
+        return;
+    }
+    lc_flush_for_signal(sig);
+    lc_die(sig);
     errno = saved_errno; /* only reached if the signal did not end the process */
+}
+
+/* A fatal signal deferred by lc_on_signal, at the release of the last lock: handled as
+ * the handler would have, with the fatal signals blocked as they were there. */
+void lifecycle_run_deferred(void)
+{
+    int saved_errno = errno;
+    sigset_t fatal, old;
+    sigemptyset(&fatal);
+    for (size_t i = 0; i < sizeof(lc_fatal) / sizeof(lc_fatal[0]); i++)
+        sigaddset(&fatal, lc_fatal[i]);
+    pthread_sigmask(SIG_BLOCK, &fatal, &old);
+    int sig = __atomic_exchange_n(&lifecycle_deferred, 0, __ATOMIC_SEQ_CST);
+    if (sig) {
+        lc_flush_for_signal(sig);
+        lc_die(sig);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = saved_errno;
 }
 
 /* The runtime's flushing thread: sleeps on lc_req until a fatal signal arrives. */
@@ -167,14 +224,14 @@ static void *lc_watcher(void *arg)
     heap_ignore_enter(); /* for life: nothing this thread allocates is the program's */
     while (atomic_load(&lc_req) == 0)
         lc_futex(&lc_req, FUTEX_WAIT, 0, NULL);
-    lc_flush_all(LIFECYCLE_SIGNAL);
-    atomic_store(&lc_done, 1);
-    lc_futex(&lc_done, FUTEX_WAKE, 1 << 30, NULL);
+    lc_flush_all(LIFECYCLE_SIGNAL, 0);
     return NULL;
 }
 
+/* Under lc_mu. */
 static void lc_start_watcher(void)
 {
+    if (atomic_load(&lc_watcher_up)) return;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits "everything blocked" */
@@ -184,7 +241,10 @@ static void lc_start_watcher(void)
     pthread_attr_setstacksize(&at, 64 * 1024);
     pthread_t t;
     heap_ignore_enter(); /* glibc allocates inside pthread_create */
-    if (REAL(pthread_create)(&t, &at, lc_watcher, NULL) == 0) pthread_setname_np(t, "kestrel-exit");
+    if (REAL(pthread_create)(&t, &at, lc_watcher, NULL) == 0) {
+        pthread_setname_np(t, "kestrel-exit");
+        atomic_store(&lc_watcher_up, 1); /* before any signal can reach this thread */
+    }
     heap_ignore_leave();
     pthread_attr_destroy(&at);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -199,12 +259,24 @@ static void lc_after_fork_child(void)
     atomic_store(&lc_flushed, 0);
     atomic_store(&lc_req, 0);
     atomic_store(&lc_done, 0);
+    atomic_store(&lc_watcher_up, 0); /* the parent's did not come along */
+    __atomic_store_n(&lifecycle_deferred, 0, __ATOMIC_RELAXED); /* the parent's */
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     lc_mu = fresh;
-    int n = atomic_load(&lc_nclients);
-    for (int i = 0; i < n; i++)
+    int n = atomic_load(&lc_nclients), in_handler = 1;
+    for (int i = 0; i < n; i++) {
         if (lc_clients[i]->after_fork_child) lc_clients[i]->after_fork_child();
+        in_handler &= lc_clients[i]->flush_in_handler;
+    }
+    if (!in_handler) lc_start_watcher();
+}
+
+void lifecycle_threads_coming(void)
+{
+    if (!atomic_load(&lc_nclients) || atomic_load(&lc_watcher_up)) return;
+    pthread_mutex_lock(&lc_mu);
     lc_start_watcher();
+    pthread_mutex_unlock(&lc_mu);
 }
 
 /* ============================ registration ============================ */
@@ -225,8 +297,8 @@ int lifecycle_register(const struct lifecycle_client *client)
         (void)REAL(sigaction); /* resolved here, never first inside a handler */
         pthread_atfork(NULL, NULL, lc_after_fork_child);
         lc_arm_signals();
-        lc_start_watcher();
     }
+    if (!client->flush_in_handler || !__libc_single_threaded) lc_start_watcher();
     pthread_mutex_unlock(&lc_mu);
     return 0;
 }
@@ -235,7 +307,7 @@ int lifecycle_register(const struct lifecycle_client *client)
 __attribute__((destructor)) static void lc_at_exit(void)
 {
     if (atomic_load(&lc_nclients) && lifecycle_pid() == lc_sys_getpid())
-        lc_flush_all(LIFECYCLE_EXIT);
+        lc_flush_all(LIFECYCLE_EXIT, 0);
 }
 
 /* ================= sigaction/signal: the program's own handlers ================= */
@@ -311,7 +383,7 @@ static char **lc_before_exec(char *const envp[], struct lc_env *e)
 {
     e->env = NULL;
     if (atomic_load(&lc_nclients) == 0 || lifecycle_pid() != lc_sys_getpid()) return (char **)envp;
-    lc_flush_all(LIFECYCLE_EXEC);
+    lc_flush_all(LIFECYCLE_EXEC, 0);
     return lc_env_next(envp, e);
 }
 

@@ -14,8 +14,9 @@
  * inside malloc (it starts a thread). An exec from a vfork child flushes nothing: the
  * child shares the parent's memory and the parent's profile goes on.
  *
- * Signal handlers: lifecycle's own handler for the fatal signals (it only wakes the
- * flushing thread and waits, bounded, for it). Inside malloc: nothing. */
+ * Signal handlers: lifecycle's own handler for the fatal signals (it wakes the
+ * flushing thread and waits, bounded, for it, or runs the flushes itself in a
+ * single-threaded process). Inside malloc: lifecycle_hold, lifecycle_release. */
 #ifndef KESTREL_LIFECYCLE_H
 #define KESTREL_LIFECYCLE_H
 
@@ -30,19 +31,62 @@ struct lifecycle_client {
     /* Writes this client's file; called at most once per process image. It runs on
      * a thread that may call malloc and take locks that no signal handler holds (the
      * runtime's own thread, or the thread calling exit/exec), never inside a signal
-     * handler. For LIFECYCLE_SIGNAL the thread that got the signal may be stopped
-     * anywhere, inside malloc included: a client must not wait forever for a lock
-     * that thread could hold (try, then give up and count what was lost). */
+     * handler unless flush_in_handler says it may. For LIFECYCLE_SIGNAL the thread
+     * that got the signal may be stopped anywhere, inside malloc included: a client
+     * must not wait forever for a lock that thread could hold (try, then give up and
+     * count what was lost). */
     void (*flush)(enum lifecycle_event ev);
     /* Runs in the child right after fork, before fork returns there. Only the
      * calling thread exists: reset state, do not wait on locks other threads held. */
     void (*after_fork_child)(void);
+    /* 1 when flush(LIFECYCLE_SIGNAL) may also run inside the fatal signal's
+     * handler, on the signalled thread of a single-threaded process (see
+     * lifecycle_threads_coming): it then calls nothing that allocates with malloc,
+     * uses no stdio stream and waits for no lock but the runtime's own, taken under
+     * lifecycle_hold. A client without it makes the runtime start its flushing
+     * thread when it registers. */
+    int flush_in_handler;
 };
 
 /* Registers a client (at most 4). Returns 0 or -errno. The first registration arms
- * the fatal signals, installs the fork handler and starts one small thread of the
- * runtime's own (all signals blocked) that runs the flushes for LIFECYCLE_SIGNAL. */
+ * the fatal signals and installs the fork handler. */
 int lifecycle_register(const struct lifecycle_client *client);
+
+/* Where a fatal signal's flush runs. A process with more than one thread gets one
+ * small thread of the runtime's own (all signals blocked) that runs the flushes for
+ * LIFECYCLE_SIGNAL while the signalled thread waits. A single-threaded process does
+ * not: a second thread would make glibc's malloc take its arena locks on every call
+ * from then on (measured: +3.5% instructions on an allocation-only loop), so there the
+ * signalled thread runs the flushes itself, in the handler. That is safe because the
+ * flushes call no malloc and take only the runtime's locks, which no thread holds
+ * inside a handler: a thread that gets the signal while it holds one (between
+ * lifecycle_hold and lifecycle_release) defers it to its release.
+ *
+ * The flushing thread is started at registration when the process already has
+ * threads, and otherwise by lifecycle_threads_coming(), which everything that creates
+ * a thread calls first (the interposed pthread_create, the CPU engines). A thread that
+ * appears behind the runtime's back (glibc's own helpers) leaves the in-handler flush
+ * in charge, with the same rules. Not in a signal handler; not inside malloc. */
+void lifecycle_threads_coming(void);
+
+/* A thread of the runtime holds one of its locks: a fatal signal that arrives on this
+ * thread meanwhile is handled at the outermost release (flush, then the default action
+ * as usual), never while the lock is held. Nestable; may run inside malloc; a few
+ * instructions, so only the slow paths use it. */
+extern __thread int lifecycle_held;
+extern int lifecycle_deferred; /* the signal waiting for a release, 0 none */
+void lifecycle_run_deferred(void);
+static inline void lifecycle_hold(void)
+{
+    lifecycle_held++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* counted before the lock is taken */
+}
+static inline void lifecycle_release(void)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the lock dropped before it is uncounted */
+    if (--lifecycle_held == 0 && __atomic_load_n(&lifecycle_deferred, __ATOMIC_RELAXED))
+        lifecycle_run_deferred();
+}
 
 /* How many exec()s of profiled images led to this process image (0 for the first).
  * Exec passes it on in the environment (KESTREL_IMAGE_GEN) so that a profiler can

@@ -5,6 +5,7 @@
  * so creating a thread allocates nothing of ours. */
 #include "threads.h"
 #include "interpose.h"
+#include "lifecycle.h"
 #include "profile.h"
 #include "registry.h"
 #include "rtmem.h"
@@ -175,6 +176,7 @@ static void *thr_start(void *arg)
 KESTREL_INTERPOSE int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
                                      void *(*start)(void *), void *arg)
 {
+    lifecycle_threads_coming();
     if (!profile_active() || !thr_tramps) return REAL(pthread_create)(thread, attr, start, arg);
     struct thr_tramp *t = NULL;
     for (size_t i = 0; i < THR_TRAMPOLINES && !t; i++) {

@@ -1,8 +1,14 @@
 /* A program profiled through KESTREL_HEAP (preloaded runtime, no link to it): keeps
  * 16 MiB allocated at site_keep, then ends as argv[1] says: exit, exec (of /bin/true),
- * sigterm (its default action), or fork (the child reports whether a profile runs in
- * it, allocates, and exits). Prints "ran" first, so a test can tell it started. */
+ * sigterm, sigint, sighup, sigabrt (abort()), each by its default action, after
+ * printing how many threads the process has; thread-sigterm (the same after a thread
+ * of its own came and went, listing the names of its threads before and after);
+ * churn (allocates and frees forever, one thread, until a signal ends it); or fork
+ * (the child reports whether a profile runs in it, allocates, and exits). Prints
+ * "ran" first, so a test can tell it started. */
+#include <dirent.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +17,47 @@
 #include <unistd.h>
 
 static void *kept[4096];
+
+/* The names of this process's threads, on one line. */
+static void print_threads(const char *when)
+{
+    printf("%s:", when);
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char path[300], name[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(name, sizeof name, f)) name[strcspn(name, "\n")] = 0;
+        if (f) fclose(f);
+        printf(" %s", name);
+    }
+    if (d) closedir(d);
+    printf("\n");
+    fflush(stdout);
+}
+
+static void *idle(void *arg)
+{
+    return arg;
+}
+
+/* Allocation at every size class a ring of 1024 blocks sees, forever. */
+__attribute__((noinline)) static void churn(void)
+{
+    static void *ring[1024];
+    unsigned x = 12345;
+    for (unsigned long i = 0;; i++) {
+        x = x * 1103515245u + 12345u;
+        free(ring[i & 1023]);
+        ring[i & 1023] = malloc(16 + (x >> 16) % 4096);
+        if (i == 100000) {
+            printf("churning\n");
+            fflush(stdout);
+        }
+    }
+}
 
 __attribute__((noinline)) void *site_keep(void)
 {
@@ -30,10 +77,27 @@ int main(int argc, char **argv)
         execl("/bin/true", "true", (char *)NULL);
         return 2;
     }
-    if (!strcmp(mode, "sigterm")) {
+    static const struct {
+        const char *mode;
+        int sig;
+    } sigs[] = {{"sigterm", SIGTERM}, {"sigint", SIGINT}, {"sighup", SIGHUP}, {"sigabrt", SIGABRT}};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        if (strcmp(mode, sigs[i].mode)) continue;
+        print_threads("threads");
+        if (sigs[i].sig == SIGABRT) abort();
+        kill(getpid(), sigs[i].sig);
+        return 3;
+    }
+    if (!strcmp(mode, "thread-sigterm")) {
+        print_threads("before");
+        pthread_t t;
+        pthread_create(&t, NULL, idle, NULL);
+        pthread_join(t, NULL);
+        print_threads("after");
         kill(getpid(), SIGTERM);
         return 3;
     }
+    if (!strcmp(mode, "churn")) churn();
     if (!strcmp(mode, "fork")) {
         pid_t c = fork();
         if (c == 0) {

@@ -7,20 +7,6 @@
 # sample types, the period and the executable's mapping with its build id.
 . "$(dirname "$0")/lib.sh"
 
-# A file go tool pprof reads, with the four types (inuse_space the default), the
-# period, and the program's mapping with its build id.
-check_file() { # file period what
-    local f=$1 period=$2 what=$3 raw
-    [ -s "$f" ] || { bad "$what: no file $f"; return; }
-    raw=$(go tool pprof -raw "$f" 2>&1) || { bad "$what: pprof: $raw"; return; }
-    grep -q 'alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes\[dflt\]' <<<"$raw" ||
-        bad "$what: sample types: $(head -5 <<<"$raw")"
-    grep -qx "Period: $period" <<<"$raw" || bad "$what: period"
-    grep -qE "^ *[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ $PROG $BUILD_ID" <<<"$raw" ||
-        bad "$what: no mapping of $PROG with build id $BUILD_ID"
-    grep -q 'thread:\[prog_heap\]' <<<"$raw" || bad "$what: no thread label"
-}
-
 run() { # env... -- args: runs the program preloaded, in $T/cwd
     (cd "$T/cwd" && env LD_PRELOAD="$LIB" "$@")
 }

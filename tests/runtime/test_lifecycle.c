@@ -3,6 +3,12 @@
  * the process — which then ends by the same signal — never when the program handles
  * the signal itself, and a fresh start in a fork child.
  *
+ * A client whose flush may run in the handler (flush_in_handler, as the heap
+ * profiler's) gets no thread of the runtime while the process has one thread: each
+ * fatal signal's flush then runs on the signalled thread itself. A signal that
+ * arrives while the thread holds a lock of the runtime (lifecycle_hold) is deferred:
+ * the process runs on until lifecycle_release, then flushes and ends by the signal.
+ *
  * Run without arguments it is the test: it runs itself in each scenario and checks
  * the exit status and the marker files the client wrote (<dir>/<pid>.<gen>.<event>). */
 #include "check.h"
@@ -29,7 +35,22 @@ static void mark(enum lifecycle_event ev)
     if (fd >= 0) close(fd);
 }
 static void forked(void) {}
-static const struct lifecycle_client client = {"test", mark, forked};
+static const struct lifecycle_client client = {
+    .name = "test", .flush = mark, .after_fork_child = forked};
+static const struct lifecycle_client client_in_handler = {
+    .name = "test", .flush = mark, .after_fork_child = forked, .flush_in_handler = 1};
+
+/* Threads of this process, from /proc/self/task. */
+static int threads(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (!strncmp(line, "Threads:", 8)) n = atoi(line + 8);
+    if (f) fclose(f);
+    return n;
+}
 
 static void on_term(int sig)
 {
@@ -37,8 +58,39 @@ static void on_term(int sig)
     _exit(42);
 }
 
+/* The modes of the in-handler client: <signal>1 ends by that signal with one thread;
+ * "held" raises SIGTERM while holding, proves it is still running (a marker), then
+ * releases. */
+static int child_in_handler(const char *mode)
+{
+    lifecycle_register(&client_in_handler);
+    if (threads() != 1) return 96; /* no thread of the runtime's */
+    if (!strcmp(mode, "term1")) kill(getpid(), SIGTERM);
+    if (!strcmp(mode, "int1")) raise(SIGINT);
+    if (!strcmp(mode, "hup1")) raise(SIGHUP);
+    if (!strcmp(mode, "abort1")) abort();
+    if (!strcmp(mode, "held")) {
+        lifecycle_hold();
+        lifecycle_hold(); /* nested: only the outermost release acts */
+        raise(SIGTERM);
+        char p[512];
+        snprintf(p, sizeof(p), "%s/%d.0.after-raise", dir, lifecycle_pid());
+        int fd = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+        if (fd >= 0) close(fd);
+        lifecycle_release();
+        snprintf(p, sizeof(p), "%s/%d.0.after-inner-release", dir, lifecycle_pid());
+        fd = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+        if (fd >= 0) close(fd);
+        lifecycle_release();
+        return 95; /* not reached: the release ends the process */
+    }
+    return 94;
+}
+
 static int child_main(const char *mode)
 {
+    size_t len = strlen(mode);
+    if (!strcmp(mode, "held") || (len && mode[len - 1] == '1')) return child_in_handler(mode);
     lifecycle_register(&client);
     if (!strcmp(mode, "exit")) return 3;
     if (!strcmp(mode, "exec")) {
@@ -123,6 +175,27 @@ int main(int argc, char **argv)
         CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == sigs[i].sig, "%s: status %#x", sigs[i].mode, st);
         CHECKF(exists(F, p, 0, "signal"), "%s", sigs[i].mode);
     }
+
+    /* one thread, the flush in the handler */
+    static const struct {
+        const char *mode;
+        int sig;
+    } sigs1[] = {{"term1", SIGTERM}, {"int1", SIGINT}, {"hup1", SIGHUP}, {"abort1", SIGABRT}};
+    for (size_t i = 0; i < 4; i++) {
+        st = run(sigs1[i].mode, &p);
+        CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == sigs1[i].sig, "%s: status %#x", sigs1[i].mode,
+               st);
+        CHECKF(exists(F, p, 0, "signal"), "%s", sigs1[i].mode);
+        CHECKF(!exists(F, p, 0, "exit"), "%s", sigs1[i].mode);
+    }
+
+    /* deferred while held: still running after the raise and after the inner release,
+     * then the flush and SIGTERM at the outer release */
+    st = run("held", &p);
+    CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "held: status %#x", st);
+    CHECK(exists(F, p, 0, "after-raise"));
+    CHECK(exists(F, p, 0, "after-inner-release"));
+    CHECK(exists(F, p, 0, "signal"));
 
     st = run("own", &p);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 42);
