@@ -1,11 +1,14 @@
 /* Times kestrel's export pipeline on one raw profile, phase by phase, in one process:
- * read, symbolize, aggregate, then every export writer (each to a file, atomically, as
- * `kestrel record` writes them). Prints one line per phase, `NAME WALL_S CPU_S`, and
- * the peak RSS. CPU time is given beside wall time because the benchmark machine is
+ * read, symbolize, aggregate, then every export writer of the CLI's table (each to a
+ * file, atomically, as `kestrel record` writes them, the HTML viewer included) and
+ * the terminal report. Prints one line per phase, `NAME WALL_S CPU_S`, and the peak
+ * RSS. CPU time is given beside wall time because the benchmark machine is
  * shared: a single-threaded phase's CPU time is what its wall time would be alone.
  *
  *   export_bench all RAW.json OUTDIR      the whole pipeline and every export
- *   export_bench symbolize RAW.json       read, then symbolize only */
+ *   export_bench symbolize RAW.json [DUMP]  read, then symbolize only; DUMP gets each
+ *       sample's frames, innermost first, one `name<TAB>file:line` a line and a blank
+ *       line after each sample (llvm-symbolizer's layout, to compare the two) */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,12 +17,10 @@
 #include <time.h>
 
 #include "analysis/readers.h"
+#include "analysis/report.h"
 #include "analysis/summary.h"
 #include "analysis/symbolize.h"
 #include "analysis/writers.h"
-
-extern const struct writer writer_speedscope, writer_cpuprofile, writer_folded, writer_summary,
-    writer_pprof;
 
 struct stamp {
     double wall, cpu;
@@ -69,21 +70,41 @@ int main(int argc, char **argv)
     for (size_t f = 0; f < p->n_frames; f++)
         unresolved += !p->frames[f].symbolized;
     phase("symbolize", ts, " frames=%zu unresolved=%zu", p->n_frames, unresolved);
+    if (!strcmp(argv[1], "symbolize") && argc > 3) {
+        FILE *dump = fopen(argv[3], "w");
+        if (!dump) return perror(argv[3]), 1;
+        for (size_t i = 0; i < p->n_samples; i++) {
+            const struct profile_stack *st = &p->stacks[p->samples[i].stack];
+            for (uint32_t k = 0; k < st->depth; k++) {
+                const struct profile_frame *f = &p->frames[st->frames[k]];
+                fprintf(dump, "%s\t%s:%d\n", f->name, f->file ? f->file : "??", f->line);
+            }
+            fputc('\n', dump);
+        }
+        if (fclose(dump)) return perror(argv[3]), 1;
+    }
     if (!strcmp(argv[1], "all")) {
         const char *reason = NULL;
         t = now();
         struct summary *s = summary_build(p, p->default_type, &reason);
         if (!s) return fprintf(stderr, "export_bench: %s\n", reason), 1;
         phase("aggregate", t, " functions=%zu", s->n_functions);
-        const struct writer *ws[] = {&writer_speedscope, &writer_cpuprofile, &writer_folded,
-                                     &writer_summary, &writer_pprof};
-        for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
-            char path[4096];
+        size_t n;
+        const struct writer *const *ws = writers_all(&n);
+        char path[4096];
+        for (size_t i = 0; i < n; i++) {
             snprintf(path, sizeof path, "%s/bench%s", argv[3], ws[i]->suffix);
             t = now();
             if (writer_write_file(ws[i], p, s, path)) return 1;
             phase(ws[i]->format, t, "%s", "");
         }
+        /* `record` prints the report to its stdout; here it goes to a file. */
+        snprintf(path, sizeof path, "%s/bench.report.txt", argv[3]);
+        FILE *report = fopen(path, "w");
+        t = now();
+        if (!report || report_write(p, s, report, 0) || fclose(report))
+            return fprintf(stderr, "export_bench: %s: cannot write\n", path), 1;
+        phase("report", t, " writers=%zu", n);
         summary_free(s);
     }
     profile_free(p);

@@ -1,37 +1,99 @@
 #!/usr/bin/env bash
-# The CLI benchmark (figures -> BENCHMARKS.md `## CLI`): a raw profile of 1,000,000
-# samples over 50,000 distinct stacks of a real program (bench/cli/gen_callgraph.py:
-# 256 functions, each stack taken from the program's own frame-pointer chain), then,
-# interleaved over ROUNDS rounds, with medians:
-#   - every export in one process, as `kestrel record` writes them (export_bench all):
-#     wall time and peak RSS;
-#   - `kestrel export --format F` for each format, one process each;
-#   - symbolizing the profile's unique addresses: kestrel's symbolizer (its phase of
-#     export_bench symbolize) against piping the same addresses, adjusted the same
-#     way, to `llvm-symbolizer` and to `addr2line -i -f`;
-#   - `perf report --stdio` on a perf.data of the same program, as a peer.
+# The CLI benchmark (figures -> BENCHMARKS.md `## CLI`).
+#
+# Input: a real libkestrel recording. bench/cli/gen_program.py writes a program of
+# 3,000 functions over 8 compilation units (with inlined helpers), built with
+# -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer; it runs under
+# libkestrel (KESTREL_PROFILE, 10 kHz, 4 working threads, the main one among them,
+# and 1 sleeping one) until the raw profile holds at least 1,000,000 samples over at least
+# 50,000 distinct stacks. The same program runs under `perf record -g` for the peer.
+# Both are cached in build/bench/cli/prog/ (delete it to record again).
+#
+# Then, interleaved over ROUNDS rounds, with medians:
+#   - every export and the report in one process, as `kestrel record` writes them
+#     after the run (export_bench all): wall, CPU and peak RSS, phase by phase;
+#   - `kestrel export --format F` for each format and `kestrel report`, one process each;
+#   - symbolizing the profile's unique addresses in the program: kestrel's symbolizer
+#     (export_bench symbolize) against piping the same addresses, adjusted the same
+#     way, to `llvm-symbolizer` and to `addr2line -i -f -C`; kestrel's answers are
+#     compared with llvm-symbolizer's, address by address;
+#   - `perf report --stdio` on the perf.data of the same program.
 # Usage: bench/cli/run.sh [ROUNDS]   (default 5)
 set -euo pipefail
 rounds=${1:-5}
 B=build/bench/cli
+P=$B/prog
 K=build/bin/kestrel
-mkdir -p "$B/out"
+LIB=$PWD/build/lib/libkestrel.so
+MIN_SAMPLES=1000000 MIN_STACKS=50000
+mkdir -p "$B/out" "$P"
 for t in llvm-symbolizer addr2line perf; do
   command -v "$t" >/dev/null || { echo "bench/cli: $t is missing (scripts/deps.sh --bench)" >&2; exit 1; }
 done
 
-python3 bench/cli/gen_callgraph.py 256 > "$B/callgraph.c"
-cc -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
-   -fno-optimize-sibling-calls -Ibench/cli -pthread -o "$B/callgraph" "$B/callgraph.c"
-"$B/callgraph" raw "$B/raw.json" 1000000 50000
-python3 bench/cli/addresses.py "$B/raw.json" "$(realpath "$B/callgraph")" "$B/sym.raw.json" \
-  > "$B/addrs.txt"
-perf record -q -F 4000 -g -o "$B/perf.data" -- "$B/callgraph" spin 20 2 2>/dev/null
-perf_samples=$(perf report -i "$B/perf.data" --stdio --header-only 2>/dev/null |
-               sed -n 's/.*sample_freq.*//;s/^# Samples: *\([0-9]*\).*/\1/p' | head -1)
-[ -n "$perf_samples" ] || perf_samples=$(perf script -i "$B/perf.data" -F period 2>/dev/null | wc -l)
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+# --- the program ------------------------------------------------------------------
+if [ ! -x "$P/program" ] || [ bench/cli/gen_program.py -nt "$P/program" ] ||
+   [ bench/cli/program_main.c -nt "$P/program" ]; then
+  echo "bench/cli: building the program (3,000 functions)" >&2
+  rm -rf "$P/src" "$P"/*.o
+  python3 bench/cli/gen_program.py "$P/src" 3000 8
+  ls "$P"/src/*.c bench/cli/program_main.c | xargs -P2 -I{} sh -c \
+    'cc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -Wall -Werror \
+        -I'"$P/src"' -c {} -o '"$P"'/$(basename {} .c).o'
+  cc -pthread -o "$P/program" "$P"/*.o
+  rm -f "$P/raw.json" "$P/perf.data"
+fi
 
+# --- the recording ----------------------------------------------------------------
+# program SECONDS WORKERS WAITERS ITEMS: ITEMS bounds the distinct call paths, and so
+# the stacks (the runtime keeps 65,536 at most).
+enough() {
+  local s
+  s=$(python3 bench/cli/raw_stats.py "$1")
+  echo "bench/cli: $1: $s" >&2
+  awk -v s="$s" -v ms=$MIN_SAMPLES -v mt=$MIN_STACKS 'BEGIN {
+    split(s, w, " "); for (i in w) { split(w[i], kv, "="); v[kv[1]] = kv[2] }
+    exit !(v["samples"] >= ms && v["stacks"] >= mt) }'
+}
+if [ ! -f "$P/raw.json" ] || [ "$P/program" -nt "$P/raw.json" ]; then
+  secs=32 items=400
+  for attempt in 1 2 3 4; do
+    echo "bench/cli: recording the program for $secs s under libkestrel (10 kHz)" >&2
+    env LD_PRELOAD="$LIB" KESTREL_PROFILE="$P/raw.try.json" KESTREL_PROFILE_HZ=10000 \
+      "$P/program" "$secs" 4 1 "$items" > /dev/null
+    if enough "$P/raw.try.json"; then mv "$P/raw.try.json" "$P/raw.json"; break; fi
+    # Too few samples: longer (the machine was busy); too few stacks: more paths.
+    read -r n_samples n_stacks < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(len(r["samples"]), len(r["stacks"]))' "$P/raw.try.json")
+    [ "$n_samples" -ge $MIN_SAMPLES ] || secs=$(( secs * (MIN_SAMPLES * 12 / 10) / n_samples + 1 ))
+    [ "$n_stacks" -ge $MIN_STACKS ] || items=$(( items + 100 ))
+  done
+  [ -f "$P/raw.json" ] || { echo "bench/cli: no recording reached $MIN_SAMPLES samples and $MIN_STACKS stacks" >&2; exit 1; }
+fi
+raw_stats=$(python3 bench/cli/raw_stats.py "$P/raw.json")
+enough "$P/raw.json" || { echo "bench/cli: $P/raw.json is too small; delete it" >&2; exit 1; }
+if [ ! -f "$P/addrs.txt" ] || [ "$P/raw.json" -nt "$P/addrs.txt" ]; then
+  python3 bench/cli/addresses.py "$P/raw.json" "$(realpath "$P/program")" "$P/sym.raw.json" \
+    > "$P/addrs.txt"
+fi
+
+# perf samples on-CPU time only, at most 10 kHz of it per thread here; -F 50000 gives
+# it as many samples as the raw profile holds in about 20 CPU seconds.
+perf_samples() { perf report -i "$1" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}'; }
+if [ ! -f "$P/perf.data" ] || [ "$P/program" -nt "$P/perf.data" ]; then
+  secs=15
+  for attempt in 1 2 3; do
+    echo "bench/cli: recording the program for $secs s under perf record -g" >&2
+    perf record -q -F 50000 -g -o "$P/perf.try.data" -- "$P/program" "$secs" 4 1 400 \
+      > /dev/null 2>&1
+    n=$(perf_samples "$P/perf.try.data")
+    if [ "${n:-0}" -ge $MIN_SAMPLES ]; then mv "$P/perf.try.data" "$P/perf.data"; break; fi
+    secs=$(( secs * (MIN_SAMPLES * 12 / 10) / (${n:-0} + 1) + 1 ))
+  done
+  [ -f "$P/perf.data" ] || mv "$P/perf.try.data" "$P/perf.data"
+fi
+perf_n=$(perf_samples "$P/perf.data")
+
+# --- the rounds -------------------------------------------------------------------
 # timed NAME [--stdin FILE] CMD...: appends "wall_s rss_kib cpu_s" to $B/times.NAME;
 # the command's output is kept in $B/out.tmp.
 timed() {
@@ -41,70 +103,84 @@ timed() {
   python3 bench/cli/timed.py --stdin "$in" -- sh -c '"$@" > "'"$B/out.tmp"'"' sh "$@" \
     >> "$B/times.$name"
 }
+formats="speedscope cpuprofile folded summary pprof html"
 rm -f "$B"/times.*
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq "$rounds"); do
-  timed all build/bench/cli/export_bench all "$B/raw.json" "$B/out"
-  cp "$B/out.tmp" "$B/phases.txt"
-
-  for f in speedscope cpuprofile folded summary pprof; do
-    timed "export_$f" "$K" export --format "$f" -o "$B/out/k.$f" "$B/raw.json"
+  echo "bench/cli: round $r of $rounds" >&2
+  timed all build/bench/cli/export_bench all "$P/raw.json" "$B/out"
+  cp "$B/out.tmp" "$B/phases.$r"
+  for f in $formats; do
+    timed "export_$f" "$K" export --format "$f" -o "$B/out/k.$f" "$P/raw.json"
   done
-  timed sym_proc build/bench/cli/export_bench symbolize "$B/sym.raw.json"
+  timed report "$K" report "$P/raw.json"
+  timed sym_proc build/bench/cli/export_bench symbolize "$P/sym.raw.json" "$B/kestrel.symbols"
   awk '$1=="symbolize"{print $2, 0, $3}' "$B/out.tmp" >> "$B/times.sym_kestrel"
-  timed llvm --stdin "$B/addrs.txt" llvm-symbolizer --obj="$B/callgraph"
-  timed addr2line --stdin "$B/addrs.txt" addr2line -i -f -e "$B/callgraph"
-  timed perf_report perf report -i "$B/perf.data" --stdio
+  timed llvm --stdin "$P/addrs.txt" llvm-symbolizer --obj="$P/program"
+  cp "$B/out.tmp" "$B/llvm.symbols"
+  timed addr2line --stdin "$P/addrs.txt" addr2line -i -f -C -e "$P/program"
+  timed perf_report perf report -i "$P/perf.data" --stdio
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+agreement=$(python3 bench/cli/compare_symbols.py "$B/kestrel.symbols" "$B/llvm.symbols" | head -1)
 
 med() { sort -n | awk '{a[NR]=$1} END{print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
 col() { awk -v c="$2" '{print $c}' "$B/times.$1" | med; }
-all_s=$(col all 1); all_cpu=$(col all 3); all_mib=$(awk "BEGIN{print $(col all 2)/1024}")
-sym_k=$(col sym_kestrel 1); llvm_s=$(col llvm 1); a2l_s=$(col addr2line 1)
-sym_kc=$(col sym_kestrel 3); llvm_c=$(col llvm 3); a2l_c=$(col addr2line 3)
-symp_s=$(col sym_proc 1); symp_c=$(col sym_proc 3)
-n_addr=$(wc -l < "$B/addrs.txt")
+mib() { awk "BEGIN{printf \"%.0f\", $(col "$1" 2)/1024}"; }
 ratio() { awk "BEGIN{printf \"%.1f\", $1/$2}"; }
+# The median of one phase over the rounds' phase files: column 2 wall, 3 CPU.
+phase() { cat "$B"/phases.* | awk -v p="$1" -v c="$2" '$1==p{print $c}' | med; }
+sym_k=$(col sym_kestrel 1); sym_kc=$(col sym_kestrel 3)
+llvm_c=$(col llvm 3); a2l_c=$(col addr2line 3); symp_c=$(col sym_proc 3)
+n_addr=$(wc -l < "$P/addrs.txt")
+kv() { echo "$raw_stats" | tr ' ' '\n' | awk -F= -v k="$1" '$1==k{print $2}'; }
 
 section=$(cat <<EOT
 ## CLI
 
 Command: \`bench/cli/run.sh $rounds\` (run by \`make bench\`). Medians of $rounds interleaved
-rounds on this 2-core machine shared with other builds; load average before
-$load_before, after $load_after. Input: a raw profile of 1,000,000 samples over 50,000
-distinct stacks (depth 8, $n_addr unique addresses) of a real program,
-bench/cli/gen_callgraph.py's 256-function call graph, each stack taken from the
-program's own frame-pointer chain as kestrel's runtime takes it; 4 threads, 10%
-waiting samples. Wall seconds, and CPU seconds (user + system) beside them: every
-process here is single-threaded, so on a shared machine its CPU time is the better
-estimate of its wall time alone.
+rounds. This machine has 2 cores shared with other builds: load average before
+$load_before, after $load_after. Wall seconds, and CPU seconds (user + system) beside
+them: every process here is single-threaded, so on a shared machine its CPU time is
+the better estimate of its wall time alone.
+
+Input: a real recording. \`bench/cli/gen_program.py\` writes a C program of 3,000
+functions over 8 compilation units that call each other along data-dependent paths
+(each does some work in \`static inline\` helpers, some inlined inside others, then
+calls one of four callees chosen by its data), built with \`-O2 -g
+-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer\`; libkestrel recorded it
+(\`KESTREL_PROFILE\`, \`KESTREL_PROFILE_HZ=10000\`, 4 working threads, the main thread
+among them, and 1 that sleeps at its leaves) in one run: $(kv samples) samples
+($(kv running) running, $(kv waiting) waiting) over $(kv stacks) distinct stacks,
+$(kv threads) threads, $(kv addresses) distinct addresses, stacks up to $(kv max_depth) frames,
+$(kv engine) engine, $(kv other_stacks_samples) samples past the runtime's stack table, $(kv dropped) dropped.
 
 | what | median wall (s) | median CPU (s) | peak RSS (MiB) | goal |
 | --- | ---: | ---: | ---: | --- |
-| all five exports in one process (read, symbolize, aggregate, write each; what \`record\` does after the run) | $all_s | $all_cpu | $(printf %.0f "$all_mib") | < 3 s, < 500 MiB |
-$(for f in speedscope cpuprofile folded summary pprof; do
-  printf '| `kestrel export --format %s` (one process: read, symbolize, aggregate, write) | %s | %s | %.0f | |\n' \
-    "$f" "$(col "export_$f" 1)" "$(col "export_$f" 3)" "$(awk "BEGIN{print $(col "export_$f" 2)/1024}")"
+| every export and the report in one process (read, symbolize, aggregate, the 6 writers, the report: what \`record\` does after the run) | $(col all 1) | $(col all 3) | $(mib all) | < 3 s, < 500 MiB |
+$(for f in $formats; do
+  printf '| `kestrel export --format %s` (one process: read, symbolize, aggregate, write) | %s | %s | %s | |\n' \
+    "$f" "$(col "export_$f" 1)" "$(col "export_$f" 3)" "$(mib "export_$f")"
 done)
+| \`kestrel report\` (one process) | $(col report 1) | $(col report 3) | $(mib report) | |
+| peer: \`perf report --stdio\` on a perf.data of the same program (\`perf record -F 50000 -g\`, $perf_n samples) | $(col perf_report 1) | $(col perf_report 3) | $(mib perf_report) | |
 
-Phases of the in-process run, last round (\`phase wall_s cpu_s\`):
-\`$(sed 's/ [a-z_]*=.*//' "$B/phases.txt" | tr '\n' ';' | sed 's/;$//; s/;/; /g')\`
+Phases of the one-process run (\`export_bench all\`), medians of wall and CPU seconds:
+$(for ph in read symbolize aggregate speedscope cpuprofile folded summary pprof html report; do
+  printf '%s %s/%s; ' "$ph" "$(phase $ph 2)" "$(phase $ph 3)"; done | sed 's/; $//').
 
-Symbolizing the profile's $n_addr unique addresses (return addresses − 1, inlined
-calls expanded, all three; kestrel reads them as a raw profile of one-frame stacks,
-\`$B/sym.raw.json\`, the peers as a list on stdin):
+Symbolizing the profile's $n_addr unique addresses in the program (return addresses − 1,
+inlined calls expanded, C++ demangling on, in all three; kestrel reads them as a raw
+profile of one-frame stacks, the peers as a list on stdin). Same information from
+each: function, file, line and the inline chain; kestrel against llvm-symbolizer,
+address by address: $agreement.
 
 | symbolizer | median wall (s) | median CPU (s) | kestrel's speed relative to it (CPU) |
 | --- | ---: | ---: | ---: |
 | kestrel (libdw): its symbolize phase, in process | $sym_k | $sym_kc | |
-| kestrel: the whole process (\`export_bench symbolize\`: start, read the JSON, symbolize) | $symp_s | $symp_c | |
-| \`llvm-symbolizer --obj=BIN < addrs\` (whole process) | $llvm_s | $llvm_c | $(ratio "$llvm_c" "$sym_kc")x (goal ≥ 5x) |
-| \`addr2line -i -f -e BIN < addrs\` (whole process) | $a2l_s | $a2l_c | $(ratio "$a2l_c" "$sym_kc")x |
-
-Peer: \`perf report --stdio\` on a perf.data of the same program (\`perf record -F 4000
--g\`, 20 s, 2 threads: $perf_samples samples): median $(col perf_report 1) s wall,
-$(col perf_report 3) s CPU, peak RSS
-$(awk "BEGIN{printf \"%.0f\", $(col perf_report 2)/1024}") MiB.
+| kestrel: the whole process (\`export_bench symbolize\`: start, read the JSON, symbolize) | $(col sym_proc 1) | $symp_c | |
+| \`llvm-symbolizer --obj=BIN < addrs\` (whole process) | $(col llvm 1) | $llvm_c | $(ratio "$llvm_c" "$sym_kc")x phase, $(ratio "$llvm_c" "$symp_c")x process (goal ≥ 5x) |
+| \`addr2line -i -f -C -e BIN < addrs\` (whole process) | $(col addr2line 1) | $a2l_c | $(ratio "$a2l_c" "$sym_kc")x phase, $(ratio "$a2l_c" "$symp_c")x process |
 EOT
 )
 python3 - "$section" <<'PY'

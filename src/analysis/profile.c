@@ -7,17 +7,64 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Open-addressing tables of indices (+1; 0 = empty), kept at most half full. */
+/* Open-addressing tables of indices (+1; 0 = empty), kept at most half full. Each
+ * slot keeps its entry's hash: growing never hashes a frame's strings again, and a
+ * probe compares strings only when the hashes agree. */
 struct index_table {
     uint32_t *slots;
-    size_t mask; /* capacity - 1; capacity is a power of two */
+    uint64_t *hashes; /* per slot */
+    size_t mask;      /* capacity - 1; capacity is a power of two */
     size_t used;
+};
+
+/* The frames' strings, each kept once: a profile's names and files repeat across
+ * tens of thousands of frames (every address of a function has its name), and one
+ * malloc per string was a large part of reading and symbolizing. Strings live in
+ * chunks dropped whole with the frames; a set finds an equal string already kept. */
+struct pool_chunk {
+    struct pool_chunk *next;
+    size_t used, size;
+    _Alignas(8) char data[];
+};
+
+struct str_pool {
+    struct pool_chunk *chunks;
+    const char **slots; /* NULL = empty */
+    uint64_t *hashes;   /* per slot */
+    size_t mask, n;
 };
 
 struct profile_hash {
     struct index_table frames;
     struct index_table stacks;
+    struct str_pool strings;  /* what frames[].name and .file point into */
+    struct pool_chunk *words; /* what stacks[].frames point into */
 };
+
+/* n bytes (a multiple of 4) from the chunks at *head; NULL when memory runs out. */
+static void *chunk_alloc(struct pool_chunk **head, size_t n)
+{
+    struct pool_chunk *c = *head;
+    if (!c || c->size - c->used < n) {
+        size_t size = n > 65536 ? n : 65536;
+        c = malloc(sizeof *c + size);
+        if (!c) return NULL;
+        *c = (struct pool_chunk){*head, 0, size};
+        *head = c;
+    }
+    void *d = c->data + c->used;
+    c->used += n;
+    return d;
+}
+
+static void chunks_free(struct pool_chunk **head)
+{
+    while (*head) {
+        struct pool_chunk *next = (*head)->next;
+        free(*head);
+        *head = next;
+    }
+}
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -55,16 +102,52 @@ static uint64_t hash_str(uint64_t h, const char *s)
     return mix(h, x);
 }
 
-static int str_eq(const char *a, const char *b)
+/* The pool's copy of s (NULL stays NULL); NULL with *failed set when memory runs
+ * out. */
+static char *pool_intern(struct str_pool *sp, const char *s, int *failed)
 {
-    if (!a || !b) return a == b;
-    return !strcmp(a, b);
+    if (!s) return NULL;
+    if ((sp->n + 1) * 2 > (sp->mask ? sp->mask + 1 : 0)) {
+        size_t cap = sp->mask ? (sp->mask + 1) * 2 : 1024;
+        const char **slots = calloc(cap, sizeof *slots);
+        uint64_t *hashes = malloc(cap * sizeof *hashes);
+        if (!slots || !hashes) {
+            free(slots), free(hashes);
+            return *failed = 1, NULL;
+        }
+        for (size_t i = 0; sp->mask && i <= sp->mask; i++) {
+            if (!sp->slots[i]) continue;
+            size_t j = sp->hashes[i] & (cap - 1);
+            while (slots[j])
+                j = (j + 1) & (cap - 1);
+            slots[j] = sp->slots[i], hashes[j] = sp->hashes[i];
+        }
+        free(sp->slots), free(sp->hashes);
+        sp->slots = slots, sp->hashes = hashes, sp->mask = cap - 1;
+    }
+    uint64_t h = hash_str(0, s);
+    size_t j = h & sp->mask;
+    for (; sp->slots[j]; j = (j + 1) & sp->mask)
+        if (sp->hashes[j] == h && !strcmp(sp->slots[j], s)) return (char *)sp->slots[j];
+    size_t len = strlen(s) + 1;
+    char *d = chunk_alloc(&sp->chunks, (len + 3) & ~(size_t)3);
+    if (!d) return *failed = 1, NULL;
+    memcpy(d, s, len);
+    sp->slots[j] = d, sp->hashes[j] = h, sp->n++;
+    return d;
 }
 
+static void pool_free(struct str_pool *sp)
+{
+    chunks_free(&sp->chunks);
+    free(sp->slots), free(sp->hashes);
+    *sp = (struct str_pool){0};
+}
+
+/* A frame whose strings are the pool's: equal strings are the same pointer. */
 static uint64_t frame_hash(const struct profile_frame *f)
 {
-    uint64_t h = hash_str(0, f->name);
-    h = hash_str(h, f->file);
+    uint64_t h = mix((uint64_t)(uintptr_t)f->name, (uint64_t)(uintptr_t)f->file);
     h = mix(h, (uint64_t)(uint32_t)f->line << 32 | (uint32_t)f->column);
     h = mix(h, (uint64_t)(uint32_t)f->image << 16 | f->inlined << 1 | f->symbolized);
     return mix(h, f->address);
@@ -74,7 +157,7 @@ static int frame_eq(const struct profile_frame *a, const struct profile_frame *b
 {
     return a->address == b->address && a->line == b->line && a->column == b->column &&
            a->image == b->image && a->inlined == b->inlined && a->symbolized == b->symbolized &&
-           str_eq(a->name, b->name) && str_eq(a->file, b->file);
+           a->name == b->name && a->file == b->file;
 }
 
 static uint64_t stack_hash(const uint32_t *frames, uint32_t depth)
@@ -85,35 +168,32 @@ static uint64_t stack_hash(const uint32_t *frames, uint32_t depth)
     return h;
 }
 
-/* Doubles the table and reinserts every index, rehashed by `rehash`. */
-static int table_grow(struct index_table *t, const struct profile *p,
-                      uint64_t (*rehash)(const struct profile *, uint32_t))
+/* Doubles the table and reinserts every index by its kept hash. */
+static int table_grow(struct index_table *t)
 {
     size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
     uint32_t *slots = calloc(cap, sizeof *slots);
-    if (!slots) return -1;
+    uint64_t *hashes = malloc(cap * sizeof *hashes);
+    if (!slots || !hashes) {
+        free(slots);
+        free(hashes);
+        return -1;
+    }
     for (size_t i = 0; t->mask && i <= t->mask; i++) {
         uint32_t v = t->slots[i];
         if (!v) continue;
-        size_t j = rehash(p, v - 1) & (cap - 1);
+        size_t j = t->hashes[i] & (cap - 1);
         while (slots[j])
             j = (j + 1) & (cap - 1);
         slots[j] = v;
+        hashes[j] = t->hashes[i];
     }
     free(t->slots);
+    free(t->hashes);
     t->slots = slots;
+    t->hashes = hashes;
     t->mask = cap - 1;
     return 0;
-}
-
-static uint64_t rehash_frame(const struct profile *p, uint32_t i)
-{
-    return frame_hash(&p->frames[i]);
-}
-
-static uint64_t rehash_stack(const struct profile *p, uint32_t i)
-{
-    return stack_hash(p->stacks[i].frames, p->stacks[i].depth);
 }
 
 /* ------------------------------------------------------------------ lifetime */
@@ -134,17 +214,15 @@ struct profile *profile_new(enum profile_kind kind)
 
 static void free_frames_stacks(struct profile *p)
 {
-    for (size_t i = 0; i < p->n_frames; i++) {
-        free(p->frames[i].name);
-        free(p->frames[i].file);
-    }
-    for (size_t i = 0; i < p->n_stacks; i++)
-        free(p->stacks[i].frames);
     free(p->frames);
     free(p->stacks);
     if (p->hash) {
         free(p->hash->frames.slots);
+        free(p->hash->frames.hashes);
         free(p->hash->stacks.slots);
+        free(p->hash->stacks.hashes);
+        pool_free(&p->hash->strings);
+        chunks_free(&p->hash->words);
     }
 }
 
@@ -245,28 +323,36 @@ int64_t profile_add_image(struct profile *p, const struct profile_image *im)
     return (int64_t)p->n_images++;
 }
 
-int64_t profile_intern_frame(struct profile *p, const struct profile_frame *f)
+char *profile_intern_string(struct profile *p, const char *s)
+{
+    int failed = 0;
+    return pool_intern(&p->hash->strings, s, &failed);
+}
+
+int64_t profile_intern_frame_owned(struct profile *p, const struct profile_frame *k)
 {
     struct index_table *t = &p->hash->frames;
-    if ((p->n_frames + 1) * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t, p, rehash_frame))
-        return -1;
-    size_t j = frame_hash(f) & t->mask;
+    if ((p->n_frames + 1) * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t)) return -1;
+    uint64_t h = frame_hash(k);
+    size_t j = h & t->mask;
     for (; t->slots[j]; j = (j + 1) & t->mask)
-        if (frame_eq(&p->frames[t->slots[j] - 1], f)) return t->slots[j] - 1;
+        if (t->hashes[j] == h && frame_eq(&p->frames[t->slots[j] - 1], k)) return t->slots[j] - 1;
     if (p->n_frames >= UINT32_MAX - 1) return -1;
     if (grow((void **)&p->frames, &p->cap_frames, p->n_frames + 1, sizeof *p->frames)) return -1;
-    struct profile_frame *d = &p->frames[p->n_frames];
-    *d = *f;
-    d->name = strdup(f->name ? f->name : "");
-    d->file = dup_or_null(f->file);
-    if (!d->name || (f->file && !d->file)) {
-        free(d->name);
-        free(d->file);
-        return -1;
-    }
+    p->frames[p->n_frames] = *k;
     t->slots[j] = (uint32_t)++p->n_frames;
+    t->hashes[j] = h;
     t->used++;
     return (int64_t)p->n_frames - 1;
+}
+
+int64_t profile_intern_frame(struct profile *p, const struct profile_frame *f)
+{
+    int failed = 0;
+    struct profile_frame k = *f;
+    k.name = pool_intern(&p->hash->strings, f->name ? f->name : "", &failed);
+    k.file = pool_intern(&p->hash->strings, f->file, &failed);
+    return failed ? -1 : profile_intern_frame_owned(p, &k);
 }
 
 int64_t profile_intern_address(struct profile *p, uint64_t address)
@@ -281,22 +367,24 @@ int64_t profile_intern_address(struct profile *p, uint64_t address)
 int64_t profile_intern_stack(struct profile *p, const uint32_t *frames, uint32_t depth)
 {
     struct index_table *t = &p->hash->stacks;
-    if ((p->n_stacks + 1) * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t, p, rehash_stack))
-        return -1;
-    size_t j = stack_hash(frames, depth) & t->mask;
+    if ((p->n_stacks + 1) * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t)) return -1;
+    uint64_t h = stack_hash(frames, depth);
+    size_t j = h & t->mask;
     for (; t->slots[j]; j = (j + 1) & t->mask) {
         const struct profile_stack *s = &p->stacks[t->slots[j] - 1];
-        if (s->depth == depth && !memcmp(s->frames, frames, depth * sizeof *frames))
+        if (t->hashes[j] == h && s->depth == depth &&
+            !memcmp(s->frames, frames, depth * sizeof *frames))
             return t->slots[j] - 1;
     }
     if (p->n_stacks >= UINT32_MAX - 1) return -1;
     if (grow((void **)&p->stacks, &p->cap_stacks, p->n_stacks + 1, sizeof *p->stacks)) return -1;
     struct profile_stack *d = &p->stacks[p->n_stacks];
-    d->frames = malloc((depth ? depth : 1) * sizeof *frames);
+    d->frames = chunk_alloc(&p->hash->words, (depth ? depth : 1) * sizeof *frames);
     if (!d->frames) return -1;
     memcpy(d->frames, frames, depth * sizeof *frames);
     d->depth = depth;
     t->slots[j] = (uint32_t)++p->n_stacks;
+    t->hashes[j] = h;
     t->used++;
     return (int64_t)p->n_stacks - 1;
 }
@@ -428,6 +516,8 @@ void profile_replace_stacks(struct profile *p, struct profile *with, const uint3
     p->cap_stacks = with->cap_stacks;
     p->hash->frames = with->hash->frames;
     p->hash->stacks = with->hash->stacks;
+    p->hash->strings = with->hash->strings;
+    p->hash->words = with->hash->words;
     with->frames = NULL;
     with->stacks = NULL;
     with->n_frames = with->n_stacks = with->cap_frames = with->cap_stacks = 0;

@@ -147,6 +147,14 @@ int64_t profile_add_thread(struct profile *p, const char *label, int64_t fiber, 
 int64_t profile_add_image(struct profile *p, const struct profile_image *im);
 /* Interns a frame (strings copied); returns its index or -1. */
 int64_t profile_intern_frame(struct profile *p, const struct profile_frame *f);
+/* p's own copy of s, kept once however often it is asked for (frames' names and
+ * files are such copies); NULL for NULL or when memory runs out. Valid until the
+ * frames are replaced or freed. */
+char *profile_intern_string(struct profile *p, const char *s);
+/* profile_intern_frame for a frame whose name and file are already p's own copies:
+ * they are not looked up again (the symbolizer interns tens of thousands of frames
+ * with the same few thousand strings). */
+int64_t profile_intern_frame_owned(struct profile *p, const struct profile_frame *f);
 /* Interns a leaf-first stack of frame indices; returns its index or -1. */
 int64_t profile_intern_stack(struct profile *p, const uint32_t *frames, uint32_t depth);
 /* Appends a sample; values has n_sample_types entries. Returns 0 or -1. */

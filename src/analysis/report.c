@@ -151,7 +151,7 @@ static void header(FILE *out, const struct profile *p, const struct summary *s)
         fprintf(out, " · about %.0f sampled allocations over %" PRIu64 " stack%s", s->n_events,
                 s->n_samples, s->n_samples == 1 ? "" : "s");
     else
-        fprintf(out, " · %" PRIu64 " sample%s", s->n_samples, s->n_samples == 1 ? "" : "s");
+        fprintf(out, " · %" PRIu64 " sample%s", s->n_samples_all, s->n_samples_all == 1 ? "" : "s");
     if (strcmp(t->type, "samples")) {
         fmt_value(buf, sizeof buf, s->total, t->unit);
         fprintf(out, " · %s %s", t->type, buf);
@@ -171,11 +171,15 @@ static void header(FILE *out, const struct profile *p, const struct summary *s)
 
 static void split(FILE *out, const struct profile *p, const struct summary *s)
 {
-    if (p->kind != PROFILE_CPU || !s->n_samples) return;
+    if (p->kind != PROFILE_CPU || !s->n_samples_all) return;
     const struct summary_share *run = &s->state[PROFILE_RUNNING],
                                *wait = &s->state[PROFILE_WAITING];
     fprintf(out, "  running %.1f%% ±%.1f · waiting %.1f%% ±%.1f\n", 100 * run->share, 100 * run->se,
             100 * wait->share, 100 * wait->se);
+    if (s->only_state != SUMMARY_ALL_STATES)
+        fprintf(out, "  the table below counts the %s samples only: %" PRIu64 " of %" PRIu64 "\n",
+                s->only_state == PROFILE_RUNNING ? "running (on-CPU)" : "waiting (off-CPU)",
+                s->n_samples, s->n_samples_all);
 }
 
 static void table(FILE *out, const struct profile *p, const struct summary *s, int colour)

@@ -146,8 +146,9 @@ out:
     return rc;
 }
 
-/* Sums sample values per stack, per state and per thread. */
-static int sum_samples(struct build *b)
+/* Sums sample values per stack, per state and per thread: the state split over
+ * every sample, the rest over the counted ones. */
+static int sum_samples(struct build *b, int64_t *all_total)
 {
     const struct profile *p = b->p;
     struct summary *s = b->s;
@@ -159,14 +160,18 @@ static int sum_samples(struct build *b)
         const struct profile_sample *smp = &p->samples[i];
         int64_t v = profile_values(p, i)[s->type];
         if (!v) continue;
+        s->n_samples_all++;
+        if (__builtin_add_overflow(*all_total, v, all_total) ||
+            add_share(&s->state[smp->state], v, 1))
+            return -2;
+        if (s->only_state != SUMMARY_ALL_STATES && smp->state != s->only_state) continue;
         struct summary_thread *t = &s->threads[smp->thread];
         t->n[smp->state]++;
         s->n_samples++;
         b->stack_n[smp->stack]++;
         if (__builtin_add_overflow(b->stack_value[smp->stack], v, &b->stack_value[smp->stack]) ||
             __builtin_add_overflow(t->value[smp->state], v, &t->value[smp->state]) ||
-            __builtin_add_overflow(s->total, v, &s->total) ||
-            add_share(&s->state[smp->state], v, 1))
+            __builtin_add_overflow(s->total, v, &s->total))
             return -2;
     }
     return 0;
@@ -209,34 +214,41 @@ static int spread(struct build *b)
     return rc;
 }
 
+static void finish_share_of(int64_t total, double n_events, struct summary_share *sh)
+{
+    sh->share = total ? (double)sh->value / (double)total : 0;
+    sh->se = stats_se(sh->share, n_events);
+    sh->significant = stats_detectable(sh->share, n_events);
+}
+
 static void finish_share(const struct summary *s, struct summary_share *sh)
 {
-    sh->share = s->total ? (double)sh->value / (double)s->total : 0;
-    sh->se = stats_se(sh->share, s->n_events);
-    sh->significant = stats_detectable(sh->share, s->n_events);
+    finish_share_of(s->total, s->n_events, sh);
 }
 
 /* The sampling events behind the total (see summary.h): samples for a CPU profile;
- * for a byte-sampled heap profile, the matching *_space total over the period. */
-static double count_events(const struct summary *s)
+ * for a byte-sampled heap profile (whose samples are all of one state), the matching
+ * *_space total over the period. */
+static double count_events(const struct summary *s, uint64_t n_samples)
 {
     const struct profile *p = s->profile;
     const char *type = p->sample_types[s->type].type;
     const char *unit = p->period_type.unit;
     if (p->kind != PROFILE_HEAP || p->period <= 0 || !unit || strcmp(unit, "bytes") || !type)
-        return (double)s->n_samples;
+        return (double)n_samples;
     const char *us = strchr(type, '_');
     size_t prefix = us ? (size_t)(us - type) : strlen(type);
     for (size_t k = 0; k < p->n_sample_types; k++) {
         const char *t = p->sample_types[k].type;
         if (!t || strncmp(t, type, prefix) || strcmp(t + prefix, "_space")) continue;
         double bytes = 0;
-        for (size_t i = 0; i < p->n_samples; i++) bytes += (double)profile_values(p, i)[k];
+        for (size_t i = 0; i < p->n_samples; i++)
+            bytes += (double)profile_values(p, i)[k];
         double events = bytes / (double)p->period;
         /* Never fewer events than distinct samples that hold a value. */
-        return events > (double)s->n_samples ? events : (double)s->n_samples;
+        return events > (double)n_samples ? events : (double)n_samples;
     }
-    return (double)s->n_samples;
+    return (double)n_samples;
 }
 
 static int by_self(const struct summary_share *as, const struct summary_share *at,
@@ -317,6 +329,12 @@ static int locate_functions(struct summary *s)
 
 struct summary *summary_build(const struct profile *p, size_t type, const char **why)
 {
+    return summary_build_state(p, type, SUMMARY_ALL_STATES, why);
+}
+
+struct summary *summary_build_state(const struct profile *p, size_t type, int state,
+                                    const char **why)
+{
     static const char *const nomem = "out of memory", *const overflow =
                                                           "sample values add up past 64 bits";
     *why = nomem;
@@ -324,17 +342,23 @@ struct summary *summary_build(const struct profile *p, size_t type, const char *
         *why = "no such sample type";
         return NULL;
     }
+    if (state != SUMMARY_ALL_STATES && (state < 0 || state >= PROFILE_NSTATES)) {
+        *why = "no such state";
+        return NULL;
+    }
     struct summary *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->profile = p;
     s->type = type;
+    s->only_state = state;
     struct build b = {.p = p, .s = s};
+    int64_t all_total = 0;
     int rc = key_frames(&b);
-    if (!rc) rc = sum_samples(&b);
+    if (!rc) rc = sum_samples(&b, &all_total);
     if (!rc) rc = spread(&b);
     if (!rc) rc = locate_functions(s);
     if (!rc) {
-        s->n_events = count_events(s);
+        s->n_events = count_events(s, s->n_samples);
         for (size_t i = 0; i < s->n_functions; i++) {
             finish_share(s, &s->functions[i].self);
             finish_share(s, &s->functions[i].total);
@@ -343,8 +367,9 @@ struct summary *summary_build(const struct profile *p, size_t type, const char *
             finish_share(s, &s->lines[i].self);
             finish_share(s, &s->lines[i].total);
         }
+        double all_events = count_events(s, s->n_samples_all);
         for (int k = 0; k < PROFILE_NSTATES; k++)
-            finish_share(s, &s->state[k]);
+            finish_share_of(all_total, all_events, &s->state[k]);
         for (size_t i = 0; i < p->n_threads; i++) {
             struct summary_thread *t = &s->threads[i];
             int64_t v;

@@ -53,13 +53,21 @@ struct summary_thread {
     struct summary_share share; /* this thread's part of the whole */
 };
 
+/* Which samples the tables count: every one, or one state's (`kestrel report
+ * --state`). */
+#define SUMMARY_ALL_STATES (-1)
+
 struct summary {
     const struct profile *profile;
     size_t type;        /* the sample type aggregated */
-    int64_t total;      /* sum of every sample's value */
-    uint64_t n_samples; /* samples with a nonzero value */
+    int only_state;     /* SUMMARY_ALL_STATES or the enum profile_state counted */
+    int64_t total;      /* sum of the counted samples' values */
+    uint64_t n_samples; /* counted samples with a nonzero value */
     double n_events;    /* sampling events behind the total: the n of every SE */
+    /* The running/waiting split of every sample, whatever only_state is: shares of
+     * all samples' total, SEs over all samples' events. */
     struct summary_share state[PROFILE_NSTATES];
+    uint64_t n_samples_all; /* samples of any state with a nonzero value */
 
     struct summary_function *functions; /* by self descending, then total, then name */
     size_t n_functions;
@@ -72,5 +80,9 @@ struct summary {
 /* Aggregates p for sample type `type`. NULL when memory runs out or a total would
  * overflow 64 bits (bad input): *why says which. */
 struct summary *summary_build(const struct profile *p, size_t type, const char **why);
+/* The same over the samples of one state only (or SUMMARY_ALL_STATES): functions,
+ * lines, threads, the total and the standard errors are of those samples. */
+struct summary *summary_build_state(const struct profile *p, size_t type, int state,
+                                    const char **why);
 void summary_free(struct summary *s);
 #endif

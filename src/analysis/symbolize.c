@@ -25,11 +25,26 @@ struct sym_cu_range {
     Dwarf_Off cu;      /* the CU DIE's offset */
 };
 
+/* One address range of an inlined call inside a function, with what a frame of it
+ * needs, looked up once: every address in the function reuses it. */
+struct sym_inl {
+    Dwarf_Addr lo, hi;     /* [lo, hi) in the object's own addresses */
+    uint32_t depth;        /* 1 for a call inlined into the function, 2 inside that... */
+    const char *name;      /* the names cache's string; NULL when unnamed */
+    const char *call_file; /* libdw's or the paths cache's string; NULL when unknown */
+    int32_t call_line, call_column;
+};
+
 /* A function's address range within its CU, for finding the function of an address
- * without walking the CU's whole DIE tree for every address. */
+ * without walking the CU's whole DIE tree for every address; and, once an address
+ * falls in it, the table of its inlined calls. */
 struct sym_fn {
-    Dwarf_Addr lo, hi; /* [lo, hi) in the object's own addresses */
-    Dwarf_Off die;     /* the DW_TAG_subprogram DIE's offset */
+    Dwarf_Addr lo, hi;   /* [lo, hi) in the object's own addresses */
+    Dwarf_Off die;       /* the DW_TAG_subprogram DIE's offset */
+    struct sym_inl *inl; /* in DIE order (a call before the calls inlined into it) */
+    uint32_t n_inl;
+    uint8_t built;    /* inl and name are set */
+    const char *name; /* the names cache's string; NULL when unnamed */
 };
 
 /* The functions of one CU, sorted by lo; built on the first address in that CU. */
@@ -37,6 +52,26 @@ struct sym_cu_fns {
     Dwarf_Off cu; /* the CU DIE's offset */
     struct sym_fn *fns;
     size_t n;
+};
+
+/* A function symbol of the ELF symbol table, for addresses DWARF does not describe.
+ * libdwfl's own address-to-symbol lookup scans the whole table on every call (it was
+ * most of the symbolizer's time on a program of a few thousand functions), so the
+ * table is sorted once per image and searched. */
+struct sym_elf {
+    GElf_Addr lo, hi; /* [lo, hi) in libdwfl's (biased) addresses; hi = lo when unsized */
+    const char *name; /* libdwfl's string, valid while the session lives */
+};
+
+/* Strings the symbolizer derived once and reuses: DIE names (a name takes the
+ * abstract origin, the linkage name and demangling to find, and every address of a
+ * function or an inlined call asks for the same one) and source paths made absolute.
+ * Open addressing on a two-word key (never both 0). */
+struct sym_strmap {
+    uint64_t (*keys)[2];
+    char **vals; /* malloc'd (unless borrowed); NULL when there is nothing to say */
+    size_t mask, n;
+    int borrowed; /* 1: the values belong to someone else */
 };
 
 struct sym_image {
@@ -49,6 +84,11 @@ struct sym_image {
     int ranges_built;
     struct sym_cu_fns *cus; /* sorted by cu */
     size_t n_cus;
+    struct sym_elf *syms; /* sorted by lo; built on the first address DWARF misses */
+    size_t n_syms;
+    int syms_built;
+    struct sym_strmap names; /* DIE names, by (DIE offset + 1, 0) */
+    struct sym_strmap paths; /* absolute source paths, by (libdw's path, comp dir) */
 };
 
 /* Where each resolved (frame, leaf?) pair's new frames are in `out`. */
@@ -65,7 +105,8 @@ struct symbolizer {
     uint32_t *out;            /* new frame indices, concatenated */
     size_t n_out, cap_out;
     char *debuginfo_path;
-    int progress_shown; /* a progress line is on stderr and must be cleared first */
+    struct sym_strmap owned; /* (string, 0) -> with's own copy (borrowed) */
+    int progress_shown;      /* a progress line is on stderr and must be cleared first */
 };
 
 /* ------------------------------------------------------------------ files */
@@ -232,6 +273,78 @@ static char *die_name(Dwarf_Die *die)
     return name ? strdup(name) : NULL;
 }
 
+static uint64_t key_hash(uint64_t a, uint64_t b)
+{
+    uint64_t h = (a ^ (b * 0xc2b2ae3d27d4eb4full)) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+}
+
+/* The value slot of key (a, b), added empty (*added = 1) when absent. NULL when
+ * memory runs out. */
+static char **strmap_slot(struct sym_strmap *m, uint64_t a, uint64_t b, int *added)
+{
+    if ((m->n + 1) * 2 > (m->mask ? m->mask + 1 : 0)) {
+        size_t cap = m->mask ? (m->mask + 1) * 2 : 1024;
+        uint64_t(*keys)[2] = calloc(cap, sizeof *keys);
+        char **vals = malloc(cap * sizeof *vals);
+        if (!keys || !vals) {
+            free(keys), free(vals);
+            return NULL;
+        }
+        for (size_t i = 0; m->mask && i <= m->mask; i++) {
+            if (!m->keys[i][0] && !m->keys[i][1]) continue;
+            size_t j = key_hash(m->keys[i][0], m->keys[i][1]) & (cap - 1);
+            while (keys[j][0] || keys[j][1])
+                j = (j + 1) & (cap - 1);
+            keys[j][0] = m->keys[i][0], keys[j][1] = m->keys[i][1], vals[j] = m->vals[i];
+        }
+        free(m->keys), free(m->vals);
+        m->keys = keys, m->vals = vals, m->mask = cap - 1;
+    }
+    size_t j = key_hash(a, b) & m->mask;
+    *added = 0;
+    for (; m->keys[j][0] || m->keys[j][1]; j = (j + 1) & m->mask)
+        if (m->keys[j][0] == a && m->keys[j][1] == b) return &m->vals[j];
+    m->keys[j][0] = a, m->keys[j][1] = b, m->vals[j] = NULL, m->n++, *added = 1;
+    return &m->vals[j];
+}
+
+static void strmap_free(struct sym_strmap *m)
+{
+    for (size_t i = 0; !m->borrowed && m->mask && i <= m->mask; i++)
+        if (m->keys[i][0] || m->keys[i][1]) free(m->vals[i]);
+    free(m->keys), free(m->vals);
+}
+
+/* die's name through the cache; *found = 0 when memory ran out. The string belongs
+ * to the cache. */
+static const char *cached_die_name(struct sym_strmap *c, Dwarf_Die *die, int *found)
+{
+    int added;
+    char **v = strmap_slot(c, dwarf_dieoffset(die) + 1, 0, &added);
+    *found = v != NULL;
+    if (v && added) *v = die_name(die);
+    return v ? *v : NULL;
+}
+
+/* A source path as llvm-symbolizer and addr2line print it: a relative one (GCC
+ * writes the line table's paths relative to the compilation directory) joined to
+ * the CU's DW_AT_comp_dir. Returns path itself when it is absolute or there is no
+ * directory, or when memory runs out. */
+static const char *absolute_path(struct sym_image *si, Dwarf_Die *cu, const char *path)
+{
+    if (!path || path[0] == '/') return path;
+    Dwarf_Attribute a;
+    const char *dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a));
+    if (!dir || !*dir) return path;
+    int added;
+    char **v = strmap_slot(&si->paths, (uintptr_t)path, (uintptr_t)dir, &added);
+    if (!v) return path;
+    if (added && asprintf(v, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", path) < 0)
+        *v = NULL;
+    return *v ? *v : path;
+}
+
 static int die_udata(Dwarf_Die *die, unsigned int attr)
 {
     Dwarf_Attribute a;
@@ -240,11 +353,74 @@ static int die_udata(Dwarf_Die *die, unsigned int attr)
     return (int)v;
 }
 
+/* ------------------------------------------------------------------ symbols */
+
+static int cmp_sym(const void *a, const void *b)
+{
+    const struct sym_elf *x = a, *y = b;
+    if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
+    return x->hi > y->hi ? -1 : x->hi < y->hi; /* the sized one first */
+}
+
+static void build_syms(struct sym_image *si)
+{
+    si->syms_built = 1;
+    int n = dwfl_module_getsymtab(si->mod);
+    if (n <= 0 || !(si->syms = malloc((size_t)n * sizeof *si->syms))) return;
+    for (int i = 0; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr addr;
+        const char *name = dwfl_module_getsym_info(si->mod, i, &sym, &addr, NULL, NULL, NULL);
+        if (!name || !*name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
+            continue;
+        si->syms[si->n_syms++] = (struct sym_elf){addr, addr + sym.st_size, name};
+    }
+    qsort(si->syms, si->n_syms, sizeof *si->syms, cmp_sym);
+}
+
+/* The function symbol holding pc (libdwfl's address): the last one starting at or
+ * below it that covers it, or an unsized one when nothing sized starts after it
+ * first. NULL when none. */
+static const char *sym_name_of(struct sym_image *si, GElf_Addr pc)
+{
+    if (!si->syms_built) build_syms(si);
+    size_t lo = 0, hi = si->n_syms;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (si->syms[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i-- > 0 && lo - i <= 16;) {
+        const struct sym_elf *e = &si->syms[i];
+        if (pc < e->hi || (e->hi == e->lo && i + 1 == lo)) return e->name;
+    }
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ lookups */
+
+/* with's copy of s, found by s's address: every string that reaches emit lives as
+ * long as the symbolizer (libdw's, the caches', the old frames', literals). NULL
+ * with *failed set when memory runs out. */
+static char *own(struct symbolizer *z, const char *s, int *failed)
+{
+    if (!s) return NULL;
+    int added;
+    char **v = strmap_slot(&z->owned, (uintptr_t)s, 0, &added);
+    if (v && added) *v = profile_intern_string(z->with, s);
+    if (!v || !*v) *failed = 1;
+    return v ? *v : NULL;
+}
 
 static int emit(struct symbolizer *z, const struct profile_frame *f)
 {
-    int64_t idx = profile_intern_frame(z->with, f);
+    int failed = 0;
+    struct profile_frame k = *f;
+    k.name = own(z, f->name, &failed);
+    k.file = own(z, f->file, &failed);
+    int64_t idx = failed ? -1 : profile_intern_frame_owned(z->with, &k);
     if (idx < 0) return -1;
     if (z->n_out == z->cap_out) {
         size_t cap = z->cap_out ? z->cap_out * 2 : 4096;
@@ -344,7 +520,7 @@ static int collect_fns(Dwarf_Die *parent, struct sym_cu_fns *c, size_t *cap, int
                     if (!q) return -1;
                     c->fns = q;
                 }
-                c->fns[c->n++] = (struct sym_fn){lo, hi, dwarf_dieoffset(&d)};
+                c->fns[c->n++] = (struct sym_fn){.lo = lo, .hi = hi, .die = dwarf_dieoffset(&d)};
             }
         } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
                    tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
@@ -384,15 +560,55 @@ static struct sym_cu_fns *cu_fns(struct sym_image *si, Dwarf_Die *cu)
     return &si->cus[lo];
 }
 
-/* The concrete scopes holding a (an address in the object's own terms): the
- * innermost inlined call or block first, the function they sit in last. The
- * function comes from the CU's index; only its own subtree is walked. Returns the
- * count (0 when no function holds a) and a malloc'd array in *out. */
-static int scope_chain(struct sym_image *si, Dwarf_Die *cu, Dwarf_Addr a, Dwarf_Die **out)
+/* Appends every inlined call under parent (through lexical blocks, which hold calls
+ * but are not frames) to fn's table, one entry per address range. */
+static int collect_inlined(struct sym_image *si, Dwarf_Die *cu, Dwarf_Die *parent, uint32_t depth,
+                           Dwarf_Files *files, size_t n_files, struct sym_fn *fn, size_t *cap)
 {
-    enum { MAX_SCOPES = 64 };
+    Dwarf_Die d;
+    if (depth > 64 || dwarf_child(parent, &d) != 0) return 0;
+    do {
+        int tag = dwarf_tag(&d);
+        if (tag == DW_TAG_lexical_block) {
+            if (collect_inlined(si, cu, &d, depth, files, n_files, fn, cap)) return -1;
+            continue;
+        }
+        if (tag != DW_TAG_inlined_subroutine) continue;
+        int cached;
+        struct sym_inl e = {.depth = depth, .name = cached_die_name(&si->names, &d, &cached)};
+        if (!cached) return -1;
+        /* DWARF 5 numbers files from 0, so 0 is a file like any other. */
+        Dwarf_Attribute a;
+        Dwarf_Word idx;
+        if (files && !dwarf_formudata(dwarf_attr(&d, DW_AT_call_file, &a), &idx) && idx < n_files)
+            e.call_file = absolute_path(si, cu, dwarf_filesrc(files, idx, NULL, NULL));
+        if (e.call_file) {
+            e.call_line = die_udata(&d, DW_AT_call_line);
+            e.call_column = die_udata(&d, DW_AT_call_column);
+        }
+        Dwarf_Addr base;
+        ptrdiff_t off = 0;
+        while ((off = dwarf_ranges(&d, off, &base, &e.lo, &e.hi)) > 0) {
+            if (fn->n_inl == *cap) {
+                *cap = *cap ? *cap * 2 : 16;
+                void *q = realloc(fn->inl, *cap * sizeof *fn->inl);
+                if (!q) return -1;
+                fn->inl = q;
+            }
+            fn->inl[fn->n_inl++] = e;
+        }
+        if (collect_inlined(si, cu, &d, depth + 1, files, n_files, fn, cap)) return -1;
+    } while (dwarf_siblingof(&d, &d) == 0);
+    return 0;
+}
+
+/* The function holding a (an address in the object's own terms), its name and its
+ * table of inlined calls built on first use. NULL when no function holds a or memory
+ * runs out. */
+static struct sym_fn *function_at(struct sym_image *si, Dwarf_Die *cu, Dwarf_Addr a)
+{
     struct sym_cu_fns *c = cu_fns(si, cu);
-    if (!c) return 0;
+    if (!c) return NULL;
     size_t lo = 0, hi = c->n;
     while (lo < hi) { /* the last function starting at or below a */
         size_t mid = (lo + hi) / 2;
@@ -401,29 +617,42 @@ static int scope_chain(struct sym_image *si, Dwarf_Die *cu, Dwarf_Addr a, Dwarf_
         else
             hi = mid;
     }
-    Dwarf_Die chain[MAX_SCOPES];
-    int n = 0;
+    struct sym_fn *fn = NULL;
     /* Functions do not overlap, but look back a little in case. */
-    for (size_t i = lo; i-- > 0 && lo - i <= 8 && !n;)
-        if (a >= c->fns[i].lo && a < c->fns[i].hi &&
-            dwarf_offdie(dwarf_cu_getdwarf(cu->cu), c->fns[i].die, &chain[0]))
-            n = 1;
-    while (n > 0 && n < MAX_SCOPES) {
-        Dwarf_Die d;
-        int found = 0;
-        if (dwarf_child(&chain[n - 1], &d) == 0) do {
-                int tag = dwarf_tag(&d);
-                if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) &&
-                    dwarf_haspc(&d, a) > 0) {
-                    chain[n++] = d;
-                    found = 1;
-                }
-            } while (!found && dwarf_siblingof(&d, &d) == 0);
-        if (!found) break;
+    for (size_t i = lo; i-- > 0 && lo - i <= 8 && !fn;)
+        if (a >= c->fns[i].lo && a < c->fns[i].hi) fn = &c->fns[i];
+    if (!fn || fn->built) return fn;
+    Dwarf_Die die;
+    if (!dwarf_offdie(dwarf_cu_getdwarf(cu->cu), fn->die, &die)) return NULL;
+    Dwarf_Files *files = NULL;
+    size_t n_files = 0, cap = 0;
+    if (dwarf_getsrcfiles(cu, &files, &n_files)) files = NULL;
+    int cached;
+    fn->name = cached_die_name(&si->names, &die, &cached);
+    if (!cached || collect_inlined(si, cu, &die, 1, files, n_files, fn, &cap)) {
+        free(fn->inl);
+        fn->inl = NULL;
+        fn->n_inl = 0;
+        return NULL;
     }
-    if (!n || !(*out = malloc((size_t)n * sizeof **out))) return 0;
-    for (int i = 0; i < n; i++)
-        (*out)[i] = chain[n - 1 - i];
+    fn->built = 1;
+    return fn;
+}
+
+/* The inlined calls holding a, outermost first, into chain; returns how many. In DIE
+ * order a call comes before the calls inlined into it, and the ranges of calls at one
+ * depth do not overlap, so one pass finds the chain. */
+static int inline_chain(const struct sym_fn *fn, Dwarf_Addr a, const struct sym_inl **chain,
+                        int max)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < fn->n_inl; i++) {
+        const struct sym_inl *e = &fn->inl[i];
+        if (e->depth <= (uint32_t)n + 1 && e->depth <= (uint32_t)max && a >= e->lo && a < e->hi) {
+            chain[e->depth - 1] = e;
+            n = (int)e->depth;
+        }
+    }
     return n;
 }
 
@@ -431,58 +660,43 @@ static int scope_chain(struct sym_image *si, Dwarf_Die *cu, Dwarf_Addr a, Dwarf_
  * it is at; each call site (DW_AT_call_file/line) is the line of the next frame. */
 static int resolve(struct symbolizer *z, const struct profile_frame *old, int leaf)
 {
+    enum { MAX_INLINED = 64 };
     struct sym_image *si = &z->images[old->image];
     Dwarf_Addr pc = leaf || !old->address ? old->address : old->address - 1;
-    GElf_Sym sym;
-    GElf_Off off;
-    const char *symname = dwfl_module_addrinfo(si->mod, pc, &off, &sym, NULL, NULL, NULL);
     struct profile_frame f = {.image = old->image, .address = old->address, .symbolized = 1};
     Dwarf_Addr bias = 0;
     Dwarf_Die cu_mem, *cu = cu_of(z, old->image, pc, &cu_mem, &bias);
     Dwarf_Line *line = cu ? dwarf_getsrc_die(cu, pc - bias) : NULL;
-    f.file = line ? (char *)dwarf_linesrc(line, NULL, NULL) : NULL;
+    f.file = line ? (char *)absolute_path(si, cu, dwarf_linesrc(line, NULL, NULL)) : NULL;
     if (!f.file || dwarf_lineno(line, &f.line) || dwarf_linecol(line, &f.column))
         f.file = NULL, f.line = f.column = 0;
 
-    Dwarf_Die *scopes = NULL;
-    int n = cu ? scope_chain(&z->images[old->image], cu, pc - bias, &scopes) : 0;
-    Dwarf_Files *files = NULL;
-    size_t n_files = 0;
-    if (cu && dwarf_getsrcfiles(cu, &files, &n_files)) files = NULL;
-    int emitted = 0, rc = 0;
-    for (int i = 0; !rc && i < n; i++) {
-        int tag = dwarf_tag(&scopes[i]);
-        if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
-        char *name = die_name(&scopes[i]);
-        if (!name && tag == DW_TAG_subprogram && symname) name = demangle(symname);
-        f.name = name ? name : "??";
-        f.inlined = tag == DW_TAG_inlined_subroutine;
-        rc = emit(z, &f);
-        free(name);
-        emitted++;
-        if (tag == DW_TAG_subprogram) break;
-        /* The caller is at this inlined call's site. */
-        /* DWARF 5 numbers files from 0, so 0 is a file like any other. */
-        Dwarf_Attribute a;
-        Dwarf_Word idx;
-        int has_file = !dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &idx);
-        f.file = files && has_file && idx < n_files ? (char *)dwarf_filesrc(files, idx, NULL, NULL)
-                                                    : NULL;
-        f.line = die_udata(&scopes[i], DW_AT_call_line);
-        f.column = die_udata(&scopes[i], DW_AT_call_column);
-        if (!f.file) f.line = f.column = 0;
+    struct sym_fn *fn = cu ? function_at(si, cu, pc - bias) : NULL;
+    const char *symname = fn && fn->name ? NULL : sym_name_of(si, pc);
+    if (!fn && !symname) return emit_hex(z, old);
+    /* A function without a DWARF name takes the symbol table's. The demangled
+     * string is made with's own before emit sees it (emit wants lasting strings). */
+    char *demangled = symname ? demangle(symname) : NULL;
+    const char *sym_own = demangled ? profile_intern_string(z->with, demangled) : NULL;
+    free(demangled);
+    if (symname && !sym_own) return -1;
+    int rc = 0;
+    if (fn) {
+        const struct sym_inl *chain[MAX_INLINED];
+        int n = inline_chain(fn, pc - bias, chain, MAX_INLINED);
+        f.inlined = 1;
+        for (int i = n - 1; !rc && i >= 0; i--) {
+            f.name = (char *)(chain[i]->name ? chain[i]->name : "??");
+            rc = emit(z, &f);
+            /* The caller is at this inlined call's site. */
+            f.file = (char *)chain[i]->call_file;
+            f.line = chain[i]->call_line;
+            f.column = chain[i]->call_column;
+        }
     }
-    free(scopes);
-    if (rc || emitted) return rc;
-    /* No DWARF scope: the symbol table's name (file and line if the line table had
-     * them), else the address stays. */
-    if (!symname) return emit_hex(z, old);
-    char *name = demangle(symname);
-    if (!name) return -1;
-    f.name = name;
     f.inlined = 0;
-    rc = emit(z, &f);
-    free(name);
+    f.name = (char *)(sym_own ? sym_own : fn && fn->name ? fn->name : "??");
+    if (!rc) rc = emit(z, &f);
     return rc;
 }
 
@@ -596,7 +810,7 @@ static int rebuild(struct symbolizer *z, uint32_t *map)
 int symbolize_profile(struct profile *p, const struct symbolize_options *o)
 {
     static const struct symbolize_options defaults = {0};
-    struct symbolizer z = {.p = p, .o = o ? o : &defaults};
+    struct symbolizer z = {.p = p, .o = o ? o : &defaults, .owned = {.borrowed = 1}};
     z.debuginfo_path = NULL; /* libdwfl's default: -:.debug:/usr/lib/debug */
     elf_version(EV_CURRENT); /* libelf refuses every file until told its version */
     z.with = profile_new(p->kind);
@@ -612,14 +826,21 @@ int symbolize_profile(struct profile *p, const struct symbolize_options *o)
         if (z.images[i].dwfl) {
             dwfl_end(z.images[i].dwfl);
             free(z.images[i].ranges);
-            for (size_t c = 0; c < z.images[i].n_cus; c++)
+            for (size_t c = 0; c < z.images[i].n_cus; c++) {
+                for (size_t k = 0; k < z.images[i].cus[c].n; k++)
+                    free(z.images[i].cus[c].fns[k].inl);
                 free(z.images[i].cus[c].fns);
+            }
             free(z.images[i].cus);
+            free(z.images[i].syms);
+            strmap_free(&z.images[i].names);
+            strmap_free(&z.images[i].paths);
         }
     free(z.images);
     free(z.span[0]);
     free(z.span[1]);
     free(z.out);
+    strmap_free(&z.owned);
     free(map);
     profile_free(z.with);
     return rc;

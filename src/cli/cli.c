@@ -70,9 +70,32 @@ int cli_export_all(const struct profile *p, const struct summary *s, const char 
     return failed;
 }
 
-int cli_report(const struct profile *p, const struct summary *s)
+int cli_parse_state(const char *word, int *state)
 {
-    if (report_write(p, s, stdout, report_wants_colour(stdout))) {
+    if (!word || !strcmp(word, "all"))
+        *state = SUMMARY_ALL_STATES;
+    else if (!strcmp(word, "running"))
+        *state = PROFILE_RUNNING;
+    else if (!strcmp(word, "waiting"))
+        *state = PROFILE_WAITING;
+    else
+        return -1;
+    return 0;
+}
+
+int cli_report(const struct profile *p, const struct summary *s, int state)
+{
+    struct summary *only = NULL;
+    if (state != SUMMARY_ALL_STATES && p->kind == PROFILE_CPU) {
+        const char *why;
+        if (!(only = summary_build_state(p, s->type, state, &why))) {
+            fprintf(stderr, "kestrel: %s: %s\n", p->source ? p->source : "profile", why);
+            return -1;
+        }
+    }
+    int rc = report_write(p, only ? only : s, stdout, report_wants_colour(stdout));
+    summary_free(only);
+    if (rc) {
         fprintf(stderr, "kestrel: stdout: write error\n");
         return -1;
     }

@@ -19,8 +19,15 @@ int cli_load(const char *path, const struct cli_load_options *o, struct profile 
  * failed (each already reported). */
 int cli_export_all(const struct profile *p, const struct summary *s, const char *stem);
 
-/* Prints the terminal report to stdout. Returns 0 or -1. */
-int cli_report(const struct profile *p, const struct summary *s);
+/* `--state running|waiting|all`: the state whose samples the report's table counts
+ * (SUMMARY_ALL_STATES for all, the default: DESIGN.md §2's report, whose top-10 is
+ * of the whole profile). NULL means all. Returns 0, or -1 for any other word. */
+int cli_parse_state(const char *word, int *state);
+
+/* Prints the terminal report to stdout, its table over the samples of `state` (a
+ * CPU profile's; a heap profile has no states and is reported whole). s aggregates
+ * every sample, as the exports use it. Returns 0 or -1. */
+int cli_report(const struct profile *p, const struct summary *s, int state);
 
 /* Usage errors: `kestrel <cmd>: <message>` and a pointer to --help; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -34,6 +41,7 @@ struct record_options {
     const char *heap_interval; /* --heap-interval=BYTES; NULL: the runtime's default */
     const char *stem;          /* -o; NULL: the program's base name */
     const char *binary;        /* --binary */
+    const char *state;         /* --state for the report; NULL: all */
 };
 
 /* Parses record's options from argv[1..]; returns the index of PROGRAM, or -1 after

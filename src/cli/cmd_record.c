@@ -17,7 +17,8 @@
 
 static const char usage[] =
     "usage: kestrel record [-F HZ] [--engine auto|perf|signal] [--heap[=PATH]]\n"
-    "                      [--heap-interval=BYTES] [-o STEM] [--binary PATH] -- PROGRAM [ARGS]\n"
+    "                      [--heap-interval=BYTES] [-o STEM] [--binary PATH]\n"
+    "                      [--state STATE] -- PROGRAM [ARGS]\n"
     "\n"
     "Runs PROGRAM with the kestrel runtime preloaded, passes its exit status through,\n"
     "then writes STEM.speedscope.json, STEM.cpuprofile, STEM.folded, STEM.profile.json,\n"
@@ -33,6 +34,9 @@ static const char usage[] =
     "  --heap-interval=BYTES  mean bytes between heap samples (needs --heap)\n"
     "  -o STEM                where the exports go (default: PROGRAM's base name)\n"
     "  --binary PATH          the program's file if it is not where it ran from\n"
+    "  --state STATE          which samples the report's top-10 counts: running\n"
+    "                         (on-CPU), waiting (off-CPU) or all (the default); the\n"
+    "                         exports always hold every sample\n"
     "  -h, --help             this text\n";
 
 /* ------------------------------------------------------------------ options */
@@ -52,6 +56,7 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
                                              {"heap-interval", required_argument, 0, 'i'},
                                              {"output", required_argument, 0, 'o'},
                                              {"binary", required_argument, 0, 'b'},
+                                             {"state", required_argument, 0, 's'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     int c;
@@ -80,11 +85,17 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
         case 'b':
             o->binary = optarg;
             break;
+        case 's':
+            o->state = optarg;
+            break;
         default:
             cli_usage_error(cmd, "unknown option or missing value: %s", argv[optind - 1]);
             return -1;
         }
     }
+    int state;
+    if (cli_parse_state(o->state, &state))
+        return cli_usage_error(cmd, "--state is running, waiting or all, not \"%s\"", o->state), -1;
     if (o->hz && !positive_int(o->hz))
         return cli_usage_error(cmd, "-F takes a rate in Hz, not \"%s\"", o->hz), -1;
     if (o->engine && strcmp(o->engine, "auto") && strcmp(o->engine, "perf") &&
@@ -227,7 +238,9 @@ static int analyse(const char *path, const char *stem, const struct record_optio
     if (cli_load(path, &lo, &p, &s)) return -1;
     int failed = cli_export_all(p, s, stem);
     if (!failed) fprintf(stderr, "kestrel: wrote %s.*\n", stem);
-    failed += cli_report(p, s) ? 1 : 0;
+    int state;
+    cli_parse_state(o->state, &state); /* checked by record_parse */
+    failed += cli_report(p, s, state) ? 1 : 0;
     summary_free(s);
     profile_free(p);
     return failed ? -1 : 0;

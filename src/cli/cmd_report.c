@@ -6,13 +6,16 @@
 #include "cli/commands.h"
 
 static const char usage[] =
-    "usage: kestrel report [--sample-type TYPE] [--binary PATH] INPUT\n"
+    "usage: kestrel report [--sample-type TYPE] [--state STATE] [--binary PATH] INPUT\n"
     "\n"
     "Prints the terminal report of INPUT: a raw CPU profile (JSON, as the runtime\n"
     "writes it) or a pprof file (gzip or not; kestrel's or another tool's).\n"
     "\n"
     "  --sample-type TYPE  the value to rank by (e.g. cpu, samples, inuse_space,\n"
     "                      alloc_space); default: samples for CPU, inuse_space for heap\n"
+    "  --state STATE       which samples of a CPU profile the top-10 counts: running\n"
+    "                      (on-CPU), waiting (off-CPU) or all (the default); the\n"
+    "                      running/waiting split above it is always of every sample\n"
     "  --binary PATH       the profiled program's file, when it moved since the run\n"
     "                      (used only if its build id matches the recorded one)\n"
     "  -h, --help          this text\n";
@@ -21,10 +24,11 @@ int cmd_report(int argc, char **argv)
 {
     static const struct option longopts[] = {{"sample-type", required_argument, 0, 't'},
                                              {"binary", required_argument, 0, 'b'},
+                                             {"state", required_argument, 0, 's'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     struct cli_load_options o = {0};
-    int c;
+    int c, state = SUMMARY_ALL_STATES;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
         if (c == 'h') return fputs(usage, stdout), 0;
@@ -32,14 +36,18 @@ int cmd_report(int argc, char **argv)
             o.sample_type = optarg;
         else if (c == 'b')
             o.binary = optarg;
-        else
+        else if (c == 's') {
+            if (cli_parse_state(optarg, &state))
+                return cli_usage_error("report", "--state is running, waiting or all, not \"%s\"",
+                                       optarg);
+        } else
             return cli_usage_error("report", "unknown option %s", argv[optind - 1]);
     }
     if (optind != argc - 1) return cli_usage_error("report", "one INPUT file expected");
     struct profile *p;
     struct summary *s;
     if (cli_load(argv[optind], &o, &p, &s)) return 1;
-    int rc = cli_report(p, s) ? 1 : 0;
+    int rc = cli_report(p, s, state) ? 1 : 0;
     summary_free(s);
     profile_free(p);
     return rc;

@@ -16,8 +16,8 @@ static const char usage[] =
     "Compiles FILE.c with $CC (default clang, else cc) -O2 -g -fno-omit-frame-pointer\n"
     "-mno-omit-leaf-frame-pointer -pthread -lm into a temporary directory, then runs\n"
     "it as `kestrel record` does with ARGS (exports named after FILE unless -o says).\n"
-    "The record options (-F, --engine, --heap, --heap-interval, -o) are accepted;\n"
-    "see kestrel record --help.\n";
+    "The record options (-F, --engine, --heap, --heap-interval, -o, --state) are\n"
+    "accepted; see kestrel record --help.\n";
 
 /* clang unless $CC says otherwise: GCC 12 drops a leaf function's frame pointer
  * despite -mno-omit-leaf-frame-pointer, and samples in that leaf lose its caller. */

@@ -2,7 +2,7 @@
 # kestrel record and run end to end, through build/bin/kestrel and kestrel-san: the
 # demo example under the runtime, every export written and parsed, the report naming
 # the demo's hot functions at their lines; exit statuses passed through (a code, a
-# death by signal); `run` of a C file; --heap; a moved program with --binary. Also the
+# death by signal); `run` of a C file; --heap; --state; a moved program with --binary. Also the
 # ordinary example run with profiling off: same output, no files.
 set -u
 cd "$(dirname "$0")/../.."
@@ -110,9 +110,18 @@ check "run: hold_blocks holds the heap" grep -qE "100\.0% +0\.0 +100\.0% +6[0-9]
 
 # A moved program: hex and a warning without --binary, names with it.
 mkdir "$t/mv" && cp build/examples/demo "$t/mv/demo"
-"$k" record -o "$t/mv/p" -- "$t/mv/demo" 1 >/dev/null 2>&1
-mv "$t/mv/demo" "$t/mv/demo.moved"
+"$k" record --state waiting -o "$t/mv/p" -- "$t/mv/demo" 1 >"$t/mv/rec" 2>&1
 raw=$(ls "$t"/mv/p.*.raw.json | head -1)
+# record --state: the report's table counts one state; the exports hold every sample.
+check "record --state waiting: the report says so" \
+  grep -q "the table below counts the waiting (off-CPU) samples only" "$t/mv/rec"
+check "record --state waiting: the folded export holds every sample" python3 - "$raw" "$t/mv/p.folded" <<'PY'
+import json, sys
+n = len(json.load(open(sys.argv[1]))["samples"])
+folded = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]) if l.strip())
+sys.exit(0 if n == folded and n > 0 else f"raw {n} samples, folded {folded}")
+PY
+mv "$t/mv/demo" "$t/mv/demo.moved"
 "$k" report "$raw" >"$t/mv/out" 2>"$t/mv/err"
 check "moved: a warning names --binary" grep -q "missing; its frames stay as addresses (--binary" "$t/mv/err"
 check "moved: no demo names" bash -c '! grep -q mix_bytes "$1"' _ "$t/mv/out"

@@ -2,7 +2,7 @@
 # The terminal report as a user sees it, through build/bin/kestrel and kestrel-san:
 # the numbers of a profile with known shares, colour on a terminal (red/bold >= 5%,
 # yellow >= 0.5%), plain under NO_COLOR and when piped, the low-confidence flag, the
-# insignificance mark, and --help / usage errors of every command.
+# insignificance mark, --state, and --help / usage errors of every command.
 set -u
 cd "$(dirname "$0")/../.."
 fail=0
@@ -103,6 +103,27 @@ for k in build/bin/kestrel build/bin/kestrel-san; do
   check "$k unknown sample type" test $rc -eq 1 -a -n "$(grep 'no sample type "nosuch" (it has: samples cpu)' "$t/err")"
   out=$("$k" report --sample-type cpu "$t/known.json")
   check "$k --sample-type cpu" grep -qE "90\.0% +0\.9 +90\.0% +900\.0 ms" <<<"$out"
+  # --state: the table of one state's samples; the split stays of every sample, and
+  # all (the default) is the report without the option.
+  out=$("$k" report --state running "$t/known.json")
+  check "$k --state running header" grep -q "1000 samples · 997 Hz" <<<"$out"
+  check "$k --state running split" grep -q "running 90.0% ±0.9 · waiting 10.0% ±0.9" <<<"$out"
+  check "$k --state running says so" grep -q "the table below counts the running (on-CPU) samples only: 900 of 1000" <<<"$out"
+  # 800 of 900: 88.9% ± sqrt(.889*.111/900) = 1.0; bar 56.9 eighths -> 7 cells + 1/8.
+  check "$k --state running top row" grep -qE "^███████▏ +88\.9% +1\.0 +88\.9% +800 +800 +0x1000 " <<<"$out"
+  check "$k --state running 7.6% row" grep -qE " 7\.6% +0\.9 +7\.6% +68 +68 +0x4000 " <<<"$out"
+  out=$("$k" report --state waiting "$t/known.json")
+  check "$k --state waiting says so" grep -q "the table below counts the waiting (off-CPU) samples only: 100 of 1000" <<<"$out"
+  check "$k --state waiting top row" grep -qE "^████████ +100\.0% +0\.0 +100\.0% +100 +100 +0x1000 " <<<"$out"
+  check "$k --state waiting has no running-only function" bash -c '! grep -q 0x4000 <<<"$1"' _ "$out"
+  check "$k --state all is the default report" \
+    bash -c 'diff <("$1" report --state all "$2") <("$1" report "$2")' _ "$k" "$t/known.json"
+  check "$k default report counts every state" \
+    bash -c '! "$1" report "$2" | grep -q "table below counts"' _ "$k" "$t/known.json"
+  "$k" report --state sleeping "$t/known.json" 2>"$t/err"; rc=$?
+  check "$k --state sleeping is a usage error" test $rc -eq 2 -a -n "$(grep 'running, waiting or all' "$t/err")"
+  "$k" record --state sleeping -- true 2>"$t/err"; rc=$?
+  check "$k record --state sleeping is a usage error" test $rc -eq 2 -a -n "$(grep 'running, waiting or all' "$t/err")"
   "$k" nosuch 2>"$t/err"; rc=$?
   check "$k unknown command" test $rc -eq 2
 done

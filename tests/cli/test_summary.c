@@ -175,10 +175,50 @@ static void test_heap_events(void)
     profile_free(p);
 }
 
+/* --state: the tables count one state's samples, with shares and errors over those;
+ * the running/waiting split stays over every sample. */
+static void test_states(void)
+{
+    struct profile *p = build();
+    const char *why;
+    struct summary *s = summary_build_state(p, 0, PROFILE_RUNNING, &why);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK(s->only_state == PROFILE_RUNNING);
+        CHECK(s->total == 8 && s->n_samples == 8 && s->n_samples_all == 10 && s->n_events == 8);
+        const struct summary_function *leaf = fn(s, "leaf"), *m = fn(s, "main");
+        CHECK(leaf && leaf->self.value == 5 && NEAR(leaf->self.share, 5.0 / 8));
+        CHECK(leaf && NEAR(leaf->self.se, sqrt(5.0 / 8 * 3.0 / 8 / 8)));
+        /* main's own samples are the waiting ones: no self here, total of all 8. */
+        CHECK(m && m->self.value == 0 && m->total.value == 8 && NEAR(m->total.share, 1));
+        CHECK(!strcmp(s->functions[0].name, "leaf"));
+        CHECK(s->state[PROFILE_RUNNING].value == 8 && s->state[PROFILE_WAITING].value == 2);
+        CHECK(NEAR(s->state[PROFILE_WAITING].share, 0.2) &&
+              NEAR(s->state[PROFILE_WAITING].se, sqrt(0.2 * 0.8 / 10)));
+        CHECK(s->threads[1].share.value == 0 && s->threads[0].share.value == 8);
+    }
+    summary_free(s);
+    s = summary_build_state(p, 0, PROFILE_WAITING, &why);
+    CHECK(s && s->total == 2 && s->n_samples == 2 && s->n_functions == 3);
+    if (s) {
+        CHECK(!strcmp(s->functions[0].name, "main") && NEAR(s->functions[0].self.share, 1));
+        CHECK(fn(s, "leaf")->total.value == 0 && fn(s, "fib")->total.value == 0);
+        CHECK(NEAR(s->state[PROFILE_RUNNING].share, 0.8));
+    }
+    summary_free(s);
+    /* All states is summary_build. */
+    s = summary_build_state(p, 1, SUMMARY_ALL_STATES, &why);
+    CHECK(s && s->total == 310 && s->n_samples == 10 && s->n_samples_all == 10);
+    summary_free(s);
+    CHECK(summary_build_state(p, 0, 2, &why) == NULL && strstr(why, "state"));
+    profile_free(p);
+}
+
 int main(void)
 {
     test_stats();
     test_counts();
+    test_states();
     test_overflow();
     test_heap_events();
     return check_exit();
