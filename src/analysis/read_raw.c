@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/export.h"
+#include "analysis/raw_scan.h"
 #include "analysis/readers.h"
 
 struct raw {
@@ -17,6 +19,9 @@ struct raw {
     uint32_t *stack_of; /* input stack index -> model stack index */
     size_t other_stack; /* the runtime's "(other stacks)" bucket; SIZE_MAX when none */
     size_t n_stacks_in;
+    struct export_map frame_of; /* address + 1 -> its frame */
+    uint32_t *frames;           /* one stack's frames (PROFILE_MAX_DEPTH) */
+    int64_t *row;               /* one stack's addresses (PROFILE_MAX_DEPTH) */
 };
 
 static int fail(struct raw *r, const char *fmt, ...)
@@ -253,106 +258,184 @@ static int read_threads(struct raw *r, const json_t *root)
     return 0;
 }
 
+/* An address's frame, interned once: stacks repeat the same few thousand addresses
+ * hundreds of thousands of times. */
+static int64_t address_frame(struct raw *r, uint64_t address)
+{
+    int added;
+    uint32_t *slot = export_map_slot(&r->frame_of, address + 1, &added); /* key 0 is empty */
+    if (!slot) return -1;
+    if (added) {
+        int64_t f = profile_intern_address(r->p, address);
+        if (f < 0) return -1;
+        *slot = (uint32_t)f;
+    }
+    return *slot;
+}
+
+/* Input stack i: its n addresses in v (v is not read when n is past the depth limit;
+ * a negative one is not an address). */
+static int add_stack(struct raw *r, size_t i, const int64_t *v, size_t n)
+{
+    size_t depth = n;
+    if (!n) {
+        /* The runtime's bucket for samples past its stack table's limit has no
+         * frames: it becomes one frame that says so. */
+        struct profile_frame other = {
+            .name = (char *)(i == r->other_stack ? "(other stacks)" : "(no frames)"),
+            .image = -1,
+            .symbolized = 1};
+        int64_t f = profile_intern_frame(r->p, &other);
+        if (f < 0) return fail(r, "out of memory");
+        r->frames[0] = (uint32_t)f;
+        depth = 1;
+    }
+    if (depth > PROFILE_MAX_DEPTH)
+        return fail(r, "stack %zu is %zu frames deep (at most %d)", i, depth, PROFILE_MAX_DEPTH);
+    for (size_t k = 0; k < n; k++) {
+        if (v[k] < 0) return fail(r, "stack %zu: frame %zu is not an address", i, k);
+        int64_t f = address_frame(r, (uint64_t)v[k]);
+        if (f < 0) return fail(r, "out of memory");
+        r->frames[k] = (uint32_t)f;
+    }
+    int64_t st = profile_intern_stack(r->p, r->frames, (uint32_t)depth);
+    if (st < 0) return fail(r, "out of memory");
+    r->stack_of[i] = (uint32_t)st;
+    return 0;
+}
+
+/* The tables add_stack needs, for n input stacks. */
+static int stacks_begin(struct raw *r, size_t n)
+{
+    r->n_stacks_in = n;
+    r->frames = malloc(PROFILE_MAX_DEPTH * sizeof *r->frames);
+    r->stack_of = malloc((n + 1) * sizeof *r->stack_of);
+    r->row = malloc(PROFILE_MAX_DEPTH * sizeof *r->row);
+    return r->frames && r->stack_of && r->row ? 0 : fail(r, "out of memory");
+}
+
 static int read_stacks(struct raw *r, const json_t *root)
 {
     const json_t *stacks = need_array(r, root, "stacks");
-    if (!stacks) return -1;
-    uint32_t *frames = malloc(PROFILE_MAX_DEPTH * sizeof *frames);
-    r->n_stacks_in = json_array_size(stacks);
-    r->stack_of = malloc((r->n_stacks_in + 1) * sizeof *r->stack_of);
-    if (!frames || !r->stack_of) {
-        free(frames);
-        return fail(r, "out of memory");
-    }
-    int rc = 0;
+    if (!stacks || stacks_begin(r, json_array_size(stacks))) return -1;
     size_t i;
     const json_t *s;
     json_array_foreach(stacks, i, s)
     {
-        if (!json_is_array(s)) {
-            rc = fail(r, "stack %zu is not an array", i);
-            break;
-        }
-        size_t depth = json_array_size(s);
-        if (!depth) {
-            /* The runtime's bucket for samples past its stack table's limit has no
-             * frames: it becomes one frame that says so. */
-            struct profile_frame other = {
-                .name = (char *)(i == r->other_stack ? "(other stacks)" : "(no frames)"),
-                .image = -1,
-                .symbolized = 1};
-            int64_t f = profile_intern_frame(r->p, &other);
-            if (f < 0) {
-                rc = fail(r, "out of memory");
-                break;
-            }
-            frames[0] = (uint32_t)f;
-            depth = 1;
-        }
-        if (depth > PROFILE_MAX_DEPTH) {
-            rc = fail(r, "stack %zu is %zu frames deep (at most %d)", i, depth, PROFILE_MAX_DEPTH);
-            break;
-        }
-        for (size_t k = 0; !rc && k < json_array_size(s); k++) {
+        if (!json_is_array(s)) return fail(r, "stack %zu is not an array", i);
+        size_t n = json_array_size(s);
+        for (size_t k = 0; n <= PROFILE_MAX_DEPTH && k < n; k++) {
             const json_t *a = json_array_get(s, k);
-            if (!json_is_integer(a) || json_integer_value(a) < 0) {
-                rc = fail(r, "stack %zu: frame %zu is not an address", i, k);
-                break;
-            }
-            int64_t f = profile_intern_address(r->p, (uint64_t)json_integer_value(a));
-            if (f < 0) rc = fail(r, "out of memory");
-            frames[k] = (uint32_t)f;
+            r->row[k] = json_is_integer(a) ? json_integer_value(a) : -1;
         }
-        int64_t st = rc ? -1 : profile_intern_stack(r->p, frames, (uint32_t)depth);
-        if (!rc && st < 0) rc = fail(r, "out of memory");
-        if (rc) break;
-        r->stack_of[i] = (uint32_t)st;
+        if (add_stack(r, i, r->row, n)) return -1;
     }
-    free(frames);
-    return rc;
+    return 0;
+}
+
+/* A 5th column anywhere (CPU ns since the thread's previous sample) adds the cpu
+ * sample type; the types are fixed before the first sample. */
+static int samples_begin(struct raw *r, int has_cpu)
+{
+    if (profile_add_sample_type(r->p, "samples", "count") < 0 ||
+        (has_cpu && profile_add_sample_type(r->p, "cpu", "nanoseconds") < 0))
+        return fail(r, "out of memory");
+    return 0;
+}
+
+/* Input sample i: its n columns in c. */
+static int add_sample(struct raw *r, size_t i, const int64_t *c, size_t n)
+{
+    if (n != 4 && n != 5) return fail(r, "sample %zu is not a row of 4 or 5 integers", i);
+    int64_t cpu = n == 5 ? c[4] : 0;
+    if (c[1] < 0 || (size_t)c[1] >= r->p->n_threads)
+        return fail(r, "sample %zu: thread %lld out of range (%zu threads)", i, (long long)c[1],
+                    r->p->n_threads);
+    if (c[2] < 0 || (size_t)c[2] >= r->n_stacks_in)
+        return fail(r, "sample %zu: stack %lld out of range (%zu stacks)", i, (long long)c[2],
+                    r->n_stacks_in);
+    if (c[3] != PROFILE_RUNNING && c[3] != PROFILE_WAITING)
+        return fail(r, "sample %zu: unknown state %lld", i, (long long)c[3]);
+    if (cpu < 0) return fail(r, "sample %zu: negative CPU time", i);
+    int64_t values[2] = {1, cpu};
+    if (profile_add_sample(r->p, (uint32_t)c[1], r->stack_of[c[2]], (int)c[3], c[0], values))
+        return fail(r, "out of memory");
+    return 0;
 }
 
 static int read_samples(struct raw *r, const json_t *root)
 {
     const json_t *samples = need_array(r, root, "samples");
     if (!samples) return -1;
-    /* A 5th column anywhere (CPU ns since the thread's previous sample) adds the
-     * cpu sample type. */
     int has_cpu = 0;
     size_t i;
     const json_t *row;
-    json_array_foreach(samples, i, row) if (json_is_array(row) && json_array_size(row) >= 5)
-    {
-        has_cpu = 1;
-        break;
-    }
-    if (profile_add_sample_type(r->p, "samples", "count") < 0 ||
-        (has_cpu && profile_add_sample_type(r->p, "cpu", "nanoseconds") < 0))
-        return fail(r, "out of memory");
+    json_array_foreach(samples, i, row) has_cpu |= json_is_array(row) && json_array_size(row) >= 5;
+    if (samples_begin(r, has_cpu)) return -1;
     json_array_foreach(samples, i, row)
     {
         size_t n = json_is_array(row) ? json_array_size(row) : 0;
         if (n != 4 && n != 5) return fail(r, "sample %zu is not a row of 4 or 5 integers", i);
-        json_int_t c[5] = {0};
+        int64_t c[5];
         for (size_t k = 0; k < n; k++) {
             const json_t *v = json_array_get(row, k);
             if (!json_is_integer(v))
                 return fail(r, "sample %zu: column %zu is not an integer", i, k);
             c[k] = json_integer_value(v);
         }
-        if (c[1] < 0 || (size_t)c[1] >= r->p->n_threads)
-            return fail(r, "sample %zu: thread %lld out of range (%zu threads)", i, (long long)c[1],
-                        r->p->n_threads);
-        if (c[2] < 0 || (size_t)c[2] >= r->n_stacks_in)
-            return fail(r, "sample %zu: stack %lld out of range (%zu stacks)", i, (long long)c[2],
-                        r->n_stacks_in);
-        if (c[3] != PROFILE_RUNNING && c[3] != PROFILE_WAITING)
-            return fail(r, "sample %zu: unknown state %lld", i, (long long)c[3]);
-        if (c[4] < 0) return fail(r, "sample %zu: negative CPU time", i);
-        int64_t values[2] = {1, c[4]};
-        if (profile_add_sample(r->p, (uint32_t)c[1], r->stack_of[c[2]], (int)c[3], c[0], values))
-            return fail(r, "out of memory");
+        if (add_sample(r, i, c, n)) return -1;
     }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ fast path */
+
+/* Where the two big arrays are, once raw_scan has checked they are arrays of integer
+ * arrays that jansson would read the same way (raw_scan.h). */
+struct fast {
+    struct raw_span stacks, samples;
+    size_t n_stacks;
+    int has_cpu;
+};
+
+static int note_cpu(void *ctx, size_t i, const int64_t *v, size_t n)
+{
+    (void)i, (void)v;
+    *(int *)ctx |= n >= 5;
+    return 0;
+}
+
+/* The document without its two big arrays, for jansson; NULL when the fast path does
+ * not apply (then jansson reads the whole document, and judges it). */
+static char *fast_begin(const char *buf, size_t len, struct fast *f, size_t *rest_len)
+{
+    int64_t v[5];
+    size_t n_samples;
+    if (raw_scan_locate(buf, len, &f->stacks, &f->samples) ||
+        raw_scan_rows(f->stacks, NULL, 0, NULL, NULL, &f->n_stacks) ||
+        raw_scan_rows(f->samples, v, 5, note_cpu, &f->has_cpu, &n_samples))
+        return NULL;
+    return raw_scan_rest(buf, len, f->stacks, f->samples, rest_len);
+}
+
+static int stack_row(void *ctx, size_t i, const int64_t *v, size_t n)
+{
+    return add_stack(ctx, i, v, n);
+}
+
+static int sample_row(void *ctx, size_t i, const int64_t *v, size_t n)
+{
+    return add_sample(ctx, i, v, n);
+}
+
+static int read_fast(struct raw *r, const struct fast *f)
+{
+    int64_t c[5];
+    size_t n;
+    if (stacks_begin(r, f->n_stacks) ||
+        raw_scan_rows(f->stacks, r->row, PROFILE_MAX_DEPTH, stack_row, r, &n) ||
+        samples_begin(r, f->has_cpu) || raw_scan_rows(f->samples, c, 5, sample_row, r, &n))
+        return -1;
     return 0;
 }
 
@@ -417,7 +500,13 @@ struct profile *read_raw_json(const char *buf, size_t len, char *why, size_t why
     json_free_t old_free;
     json_get_alloc_funcs(&old_malloc, &old_free);
     json_set_alloc_funcs(arena_malloc, arena_free);
-    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
+    struct fast f = {0};
+    size_t rest_len = 0;
+    char *rest = fast_begin(buf, len, &f, &rest_len);
+    json_t *root = rest ? json_loadb(rest, rest_len, JSON_REJECT_DUPLICATES, &err) : NULL;
+    int fast = root != NULL;
+    free(rest);
+    if (!root) root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
     if (!root) {
         json_set_alloc_funcs(old_malloc, old_free);
         arena_drop();
@@ -436,12 +525,16 @@ struct profile *read_raw_json(const char *buf, size_t len, char *why, size_t why
     if (!rc) rc = read_tables(&r, root);
     if (!rc) rc = read_images(&r, root);
     if (!rc) rc = read_threads(&r, root);
-    if (!rc) rc = read_stacks(&r, root);
-    if (!rc) rc = read_samples(&r, root);
+    if (!rc && fast) rc = read_fast(&r, &f);
+    if (!rc && !fast) rc = read_stacks(&r, root);
+    if (!rc && !fast) rc = read_samples(&r, root);
     /* The document lives in the arena: dropped whole, not freed node by node. */
     json_set_alloc_funcs(old_malloc, old_free);
     arena_drop();
     free(r.stack_of);
+    free(r.frames);
+    free(r.row);
+    export_map_free(&r.frame_of);
     if (!rc) {
         r.p->default_type = 0;
         if (r.p->meta.rate_hz > 0) r.p->period = (int64_t)(1e9 / r.p->meta.rate_hz);

@@ -13,7 +13,10 @@ FUZZ_CHECKS   := $(FUZZ_READERS:%=$(BUILD)/fuzz/check_%)
 TESTS     += $(FUZZ_CHECKS)
 TEST_DEPS += $(FUZZ_CHECKS)
 
-# The library objects without libFuzzer's main: -fsanitize=fuzzer-no-link.
+# The library objects without libFuzzer's main: -fsanitize=fuzzer-no-link. They
+# depend on every header as well as on their .d files: an object built before its
+# .d existed would otherwise outlive a change to a struct it uses.
+$(FUZZ_LIB_OBJS): $(wildcard include/*.h src/analysis/*.h src/runtime/*.h)
 $(BUILD)/fuzz/obj/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(subst fuzzer,fuzzer-no-link,$(FUZZ_FLAGS)) -MMD -MP -c $< -o $@

@@ -1,0 +1,191 @@
+/* The raw reader's fast path (raw_scan.h): it finds the two big arrays in any valid
+ * layout, reads them as jansson would, and stands aside for everything else. Every
+ * document here is read twice: as it is, and with an escaped top-level key added,
+ * which the fast path never takes (jansson reads the whole document). Both readings
+ * must give the same profile, or the same error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/raw_scan.h"
+#include "analysis/readers.h"
+#include "check.h"
+
+/* doc with `"\u007a\u007a":0,` ("zz") after its first {, a key only jansson can compare. */
+static char *slow_variant(const char *doc)
+{
+    const char *brace = strchr(doc, '{');
+    if (!brace) return strdup(doc);
+    size_t at = (size_t)(brace - doc) + 1, len = strlen(doc);
+    char *out = malloc(len + 24);
+    memcpy(out, doc, at);
+    strcpy(out + at, "\"\\u007a\\u007a\":0,");
+    strcat(out, doc + at);
+    return out;
+}
+
+/* The profile as text: every sample's thread, state, time, values and stack of
+ * addresses. */
+static char *dump(const struct profile *p)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    fprintf(f, "types %zu threads %zu stacks %zu frames %zu\n", p->n_sample_types, p->n_threads,
+            p->n_stacks, p->n_frames);
+    for (size_t i = 0; i < p->n_samples; i++) {
+        const struct profile_sample *s = &p->samples[i];
+        fprintf(f, "%u %u %lld", s->thread, s->state, (long long)s->time_ns);
+        for (size_t k = 0; k < p->n_sample_types; k++)
+            fprintf(f, " v%lld", (long long)profile_values(p, i)[k]);
+        const struct profile_stack *st = &p->stacks[s->stack];
+        for (uint32_t k = 0; k < st->depth; k++)
+            fprintf(f, " %s", p->frames[st->frames[k]].name);
+        fputc('\n', f);
+    }
+    fclose(f);
+    return buf;
+}
+
+/* Reads doc both ways; expect_ok says whether it is a valid profile. Returns the
+ * error message of the plain reading (static), "" when it read. */
+static const char *both(const char *doc, int expect_ok)
+{
+    static char why[256];
+    char why_slow[256] = "";
+    why[0] = 0;
+    char *slow = slow_variant(doc);
+    struct profile *a = read_raw_json(doc, strlen(doc), why, sizeof why);
+    struct profile *b = read_raw_json(slow, strlen(slow), why_slow, sizeof why_slow);
+    CHECKF((a != NULL) == expect_ok, "%s: %s", doc, why);
+    CHECKF((b != NULL) == expect_ok, "%s (jansson): %s", doc, why_slow);
+    if (a && b) {
+        char *da = dump(a), *db = dump(b);
+        CHECKF(!strcmp(da, db), "%s:\n%s\nvs jansson's\n%s", doc, da, db);
+        free(da), free(db);
+    } else if (!a && !b && strncmp(why, "not valid JSON", 14)) {
+        /* A syntax error's column moved with the added key; any other message is
+         * the same. */
+        CHECKF(!strcmp(why, why_slow), "%s: \"%s\" vs jansson's \"%s\"", doc, why, why_slow);
+    }
+    profile_free(a);
+    profile_free(b);
+    free(slow);
+    return why;
+}
+
+#define HEAD                                                                                       \
+    "{\"version\":1,\"images\":[],\"threads\":[{\"fiber\":0,\"label\":\"main\"},{\"label\":"       \
+    "\"w\"}],"
+
+static void test_layouts(void)
+{
+    /* Whitespace everywhere, samples before stacks, a 5th column in a later row only,
+     * -0, the largest int64, an empty stack, unknown keys holding brackets, quotes
+     * and the two names inside strings and nested objects. */
+    both(" {\n\t\"version\" : 1 ,\"samples\" : [ [ 1 , 0 , 1 , 0 ] "
+         ",\r\n[2,1,0,1,9223372036854775807],"
+         "[-0,0,2,0]] , \"x\":{\"samples\":[[\"]\"]],\"s\":\"\\\"stacks\\\"[\"},"
+         "\"threads\":[{\"label\":\"a\"},{\"label\":\"b\"}], \"stacks\" : [ [ 4096 , 8192 ] , "
+         "[ ] , [1]] , \"images\":[] } \n",
+         1);
+    both(HEAD "\"stacks\":[],\"samples\":[]}", 1);
+    both(HEAD "\"stacks\":[[1,2,3]],\"samples\":[[5,1,0,1]]}", 1);
+}
+
+static void test_errors(void)
+{
+    /* Semantic errors: the same message from both readings. */
+    const char *m = both(HEAD "\"stacks\":[[1]],\"samples\":[[5,2,0,0]]}", 0);
+    CHECKF(strstr(m, "thread 2 out of range"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1]],\"samples\":[[5,0,1,0]]}", 0);
+    CHECKF(strstr(m, "stack 1 out of range"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1,-5]],\"samples\":[[5,0,0,0]]}", 0);
+    CHECKF(strstr(m, "stack 0: frame 1 is not an address"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1]],\"samples\":[[5,0,0]]}", 0);
+    CHECKF(strstr(m, "sample 0 is not a row of 4 or 5 integers"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1]],\"samples\":[[5,0,0,0,1,2]]}", 0);
+    CHECKF(strstr(m, "not a row of 4 or 5"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1]],\"samples\":[[5,0,0,3]]}", 0);
+    CHECKF(strstr(m, "unknown state 3"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1]],\"samples\":[[5,0,0,0,-1]]}", 0);
+    CHECKF(strstr(m, "negative CPU time"), "%s", m);
+    /* What the fast path leaves to jansson: reals, strings, nesting, too big,
+     * leading zeros, a key twice, trailing bytes, a cut document. */
+    m = both(HEAD "\"stacks\":[[1.5]],\"samples\":[[5,0,0,0]]}", 0);
+    CHECKF(strstr(m, "frame 0 is not an address"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1]],\"samples\":[[5,0,0,\"0\"]]}", 0);
+    CHECKF(strstr(m, "column 3 is not an integer"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1]],\"samples\":[5]}", 0);
+    CHECKF(strstr(m, "sample 0 is not a row"), "%s", m);
+    m = both(HEAD "\"stacks\":[[[1]]],\"samples\":[]}", 0);
+    CHECKF(strstr(m, "frame 0 is not an address"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1]],\"samples\":[[5,0,0,0,1e3]]}", 0);
+    CHECKF(strstr(m, "column 4 is not an integer"), "%s", m);
+    m = both(HEAD "\"stacks\":[[99999999999999999999]],\"samples\":[]}", 0);
+    CHECKF(strstr(m, "not valid JSON"), "%s", m);
+    m = both(HEAD "\"stacks\":[[01]],\"samples\":[]}", 0);
+    CHECKF(strstr(m, "not valid JSON"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1]],\"samples\":[],\"samples\":[]}", 0);
+    CHECKF(strstr(m, "not valid JSON") && strstr(m, "duplicate"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1]],\"samples\":[]} x", 0);
+    CHECKF(strstr(m, "not valid JSON"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1]],\"samples\":[[1,0,0", 0);
+    CHECKF(strstr(m, "not valid JSON"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1],],\"samples\":[]}", 0);
+    CHECKF(strstr(m, "not valid JSON"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1]],\"samples\":[],\"bad\":tru}", 0);
+    CHECKF(strstr(m, "not valid JSON"), "%s", m);
+    m = both(HEAD "\"stacks\":{},\"samples\":[]}", 0);
+    CHECKF(strstr(m, "\"stacks\" is not an array"), "%s", m);
+}
+
+/* The scanner itself: where it finds the arrays, what rows it reads. */
+static int collect(void *ctx, size_t i, const int64_t *v, size_t n)
+{
+    int64_t *sum = ctx;
+    *sum += (int64_t)(i * 1000 + n);
+    for (size_t k = 0; k < n && k < 2; k++)
+        *sum += v[k];
+    return 0;
+}
+
+static void test_scanner(void)
+{
+    const char doc[] = "{\"a\":\"stacks\",\"stacks\" :[[1,2,3],[4]],\"samples\":[[5]]}";
+    struct raw_span st, sa;
+    CHECK(raw_scan_locate(doc, strlen(doc), &st, &sa) == 0);
+    CHECK(st.b && !strncmp(st.b, "[[1,2,3],[4]]", (size_t)(st.e - st.b)) && st.e - st.b == 13);
+    CHECK(sa.b && sa.e - sa.b == 5 && !strncmp(sa.b, "[[5]]", 5));
+    int64_t v[2], sum = 0;
+    size_t rows = 0;
+    /* Rows 0 (3 long: 1+2 kept) and 1 (1 long: 4). */
+    CHECK(raw_scan_rows(st, v, 2, collect, &sum, &rows) == 0 && rows == 2);
+    CHECK(sum == (0 + 3 + 1 + 2) + (1000 + 1 + 4));
+    size_t rest_len;
+    char *rest = raw_scan_rest(doc, strlen(doc), sa, st, &rest_len);
+    CHECK(rest && !strcmp(rest, "{\"a\":\"stacks\",\"stacks\" :[],\"samples\":[]}") &&
+          rest_len == strlen(rest));
+    free(rest);
+    const char *no[] = {"[]",
+                        "{}",
+                        "{\"stacks\":[]}",
+                        "{\"st\\u0061cks\":[],\"samples\":[]}",
+                        "{\"stacks\":[],\"samples\":[]",
+                        "{\"stacks\":[],\"samples\":[]}}"};
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        CHECKF(raw_scan_locate(no[i], strlen(no[i]), &st, &sa) == -1, "%s", no[i]);
+    const char *bad_rows[] = {"[1]", "[[1],", "[[1] [2]]", "[[1,]]", "[[+1]]", "[[1]]x", "[[-]]"};
+    for (size_t i = 0; i < sizeof bad_rows / sizeof *bad_rows; i++) {
+        struct raw_span s = {bad_rows[i], bad_rows[i] + strlen(bad_rows[i])};
+        CHECKF(raw_scan_rows(s, v, 2, NULL, NULL, &rows) == -1, "%s", bad_rows[i]);
+    }
+}
+
+int main(void)
+{
+    test_layouts();
+    test_errors();
+    test_scanner();
+    return check_exit();
+}
