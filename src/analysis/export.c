@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 char *export_thread_root(const struct profile *p, size_t thread)
 {
@@ -91,5 +92,35 @@ int export_reserve(void **v, size_t *cap, size_t need, size_t size)
     void *n = realloc(*v, c * size);
     if (!n) return -ENOMEM;
     *v = n, *cap = c;
+    return 0;
+}
+
+int export_sort_by_time(const struct profile *p, size_t *order, size_t n)
+{
+    uint64_t *key = malloc((n + 1) * sizeof *key), *key2 = malloc((n + 1) * sizeof *key2);
+    size_t *order2 = malloc((n + 1) * sizeof *order2);
+    if (!key || !key2 || !order2) {
+        free(key), free(key2), free(order2);
+        return -ENOMEM;
+    }
+    /* Signed times ordered as unsigned keys. */
+    for (size_t i = 0; i < n; i++)
+        key[i] = (uint64_t)p->samples[order[i]].time_ns ^ (1ull << 63);
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[(key[i] >> shift & 0xff) + 1]++;
+        if (n && count[(key[0] >> shift & 0xff) + 1] == n) continue; /* one value: no-op */
+        for (int b = 0; b < 256; b++)
+            count[b + 1] += count[b];
+        for (size_t i = 0; i < n; i++) {
+            size_t at = count[key[i] >> shift & 0xff]++;
+            key2[at] = key[i], order2[at] = order[i];
+        }
+        uint64_t *tk = key;
+        key = key2, key2 = tk;
+        memcpy(order, order2, n * sizeof *order);
+    }
+    free(key), free(key2), free(order2);
     return 0;
 }

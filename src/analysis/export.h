@@ -46,6 +46,11 @@ uint32_t *export_map_slot(struct export_map *m, uint64_t key, int *added);
 int64_t export_map_intern(struct export_map *m, uint64_t key, uint32_t fresh);
 void export_map_free(struct export_map *m);
 
+/* Sorts order[0..n) (sample indices, ascending) by the samples' times, stably: equal
+ * times keep index order. A radix sort: a million samples in a few passes, where
+ * qsort's comparisons were a quarter of the cpuprofile writer. 0 or -ENOMEM. */
+int export_sort_by_time(const struct profile *p, size_t *order, size_t n);
+
 /* Grows *v (elements of `size` bytes, capacity *cap) to hold `need`; 0 or -ENOMEM. */
 int export_reserve(void **v, size_t *cap, size_t need, size_t size);
 #endif

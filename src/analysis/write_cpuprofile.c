@@ -62,15 +62,6 @@ static int sorted_by_time(const struct profile *p, const size_t *order, size_t n
     return 1;
 }
 
-static int by_time(const void *a, const void *b, void *ctx)
-{
-    const struct profile *p = ctx;
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    int64_t ti = p->samples[i].time_ns, tj = p->samples[j].time_ns;
-    if (ti != tj) return ti < tj ? -1 : 1;
-    return i < j ? -1 : i > j;
-}
-
 static void write_node(const struct cpuprofile *c, size_t id, const uint32_t *kids,
                        const size_t *first, FILE *out)
 {
@@ -98,8 +89,10 @@ static void write_node(const struct cpuprofile *c, size_t id, const uint32_t *ki
             line > 0 ? line - 1 : -1, n->hits);
     if (first[id] != first[id + 1]) {
         fputs(",\"children\":[", out);
-        for (size_t k = first[id]; k < first[id + 1]; k++)
-            fprintf(out, "%s%" PRIu32, k == first[id] ? "" : ",", kids[k] + 1);
+        for (size_t k = first[id]; k < first[id + 1]; k++) {
+            if (k != first[id]) putc_unlocked(',', out);
+            export_put_int(out, kids[k] + 1);
+        }
         putc(']', out);
     }
     putc('}', out);
@@ -126,8 +119,7 @@ static int write_cpuprofile(const struct profile *p, const struct summary *s, FI
     if (!order || !leaf || child(&c, 0, UINT32_MAX) < 0) goto out;
     for (size_t i = 0; i < p->n_samples; i++)
         if (export_value(s, i)) order[n_order++] = i;
-    if (!sorted_by_time(p, order, n_order))
-        qsort_r(order, n_order, sizeof *order, by_time, (void *)p);
+    if (!sorted_by_time(p, order, n_order) && export_sort_by_time(p, order, n_order)) goto out;
 
     for (size_t k = 0; k < n_order; k++) {
         const struct profile_sample *sm = &p->samples[order[k]];
@@ -177,8 +169,10 @@ static int write_cpuprofile(const struct profile *p, const struct summary *s, FI
     fprintf(out, "],\n\"startTime\":%" PRId64 ",\"endTime\":", start_us);
     put_us(out, start_us * 1000 + total_ns);
     fputs(",\n\"samples\":[", out);
-    for (size_t k = 0; k < n_order; k++)
-        fprintf(out, "%" PRIu32 ",", leaf[k] + 1);
+    for (size_t k = 0; k < n_order; k++) {
+        export_put_int(out, leaf[k] + 1);
+        putc_unlocked(',', out);
+    }
     fprintf(out, "%" PRId64 "],\n\"timeDeltas\":[0", idle + 1);
     for (size_t k = 0; k < n_order; k++) {
         putc_unlocked(',', out);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "analysis/escape.h"
+#include "analysis/export.h"
 #include "analysis/writers.h"
 #include "analysis/summary.h"
 
@@ -28,8 +29,8 @@ extern const unsigned char viewer_page[] __attribute__((weak));
 extern const size_t viewer_page_len __attribute__((weak));
 
 #define HTML_PLACEHOLDER "@KESTREL_DATA@"
-#define HTML_MAX_SOURCES 8               /* files embedded */
-#define HTML_LINES_SCANNED 64            /* hottest lines whose files are considered */
+#define HTML_MAX_SOURCES 8              /* files embedded */
+#define HTML_LINES_SCANNED 64           /* hottest lines whose files are considered */
 #define HTML_MAX_SOURCE_BYTES (1 << 20) /* a larger file is said, not embedded */
 
 /* ------------------------------------------------------------------ frames */
@@ -151,8 +152,9 @@ static void put_meta(FILE *out, const struct profile *p)
     const struct profile_meta *m = &p->meta;
     fprintf(out, "\"meta\":{\"pid\":%" PRId64 ",\"rate_hz\":%.6g,\"requested_hz\":%.6g", m->pid,
             m->rate_hz, m->requested_hz);
-    fprintf(out, ",\"wall_ns\":%" PRId64 ",\"dropped\":%" PRIu64 ",\"truncated\":%" PRIu64
-                 ",\"period\":%" PRId64 ",\"exe\":",
+    fprintf(out,
+            ",\"wall_ns\":%" PRId64 ",\"dropped\":%" PRIu64 ",\"truncated\":%" PRIu64
+            ",\"period\":%" PRId64 ",\"exe\":",
             profile_wall_ns(p), m->dropped, m->truncated, p->period);
     escape_json(out, m->exe);
     fputs(",\"engine\":", out);
@@ -203,8 +205,10 @@ static void put_stacks(FILE *out, const struct profile *p, const uint32_t *map)
     for (size_t s = 0; s < p->n_stacks; s++) {
         const struct profile_stack *st = &p->stacks[s];
         fputs(s ? ",\n[" : "\n[", out);
-        for (uint32_t d = st->depth; d-- > 0;)
-            fprintf(out, d + 1 == st->depth ? "%" PRIu32 : ",%" PRIu32, map[st->frames[d]]);
+        for (uint32_t d = st->depth; d-- > 0;) {
+            if (d + 1 != st->depth) putc_unlocked(',', out);
+            export_put_int(out, map[st->frames[d]]);
+        }
         fputc(']', out);
     }
     fputs("],\n", out);
@@ -215,7 +219,7 @@ static void put_column_start(FILE *out, const char *key, size_t i)
     if (!i)
         fprintf(out, "\"%s\":[", key);
     else
-        fputc(',', out);
+        putc_unlocked(',', out);
 }
 
 static void put_samples(FILE *out, const struct profile *p)
@@ -229,16 +233,18 @@ static void put_samples(FILE *out, const struct profile *p)
             const struct profile_sample *sm = &p->samples[i];
             put_column_start(out, keys[k], i);
             if (k == 0)
-                fprintf(out, "%" PRId64, sm->time_ns > 0 ? sm->time_ns : 0);
+                export_put_int(out, sm->time_ns > 0 ? sm->time_ns : 0);
             else
-                fprintf(out, "%" PRIu32, k == 1 ? sm->thread : k == 2 ? sm->stack : sm->state);
+                export_put_int(out, k == 1 ? sm->thread : k == 2 ? sm->stack : sm->state);
         }
     }
     fputs("],\n\"values\":[", out);
     for (size_t t = 0; t < p->n_sample_types; t++) {
         fputs(t ? "],\n[" : "\n[", out);
-        for (size_t i = 0; i < p->n_samples; i++)
-            fprintf(out, i ? ",%" PRId64 : "%" PRId64, profile_values(p, i)[t]);
+        for (size_t i = 0; i < p->n_samples; i++) {
+            if (i) putc_unlocked(',', out);
+            export_put_int(out, profile_values(p, i)[t]);
+        }
     }
     fputs(p->n_sample_types ? "]]},\n" : "]},\n", out);
 }
@@ -246,8 +252,8 @@ static void put_samples(FILE *out, const struct profile *p)
 static void put_data(FILE *out, const struct profile *p, const struct summary *s,
                      const uint32_t *map, const uint32_t *rep, size_t n_rep)
 {
-    fprintf(out, "{\"version\":1,\"kind\":\"%s\",\"title\":",
-            p->kind == PROFILE_HEAP ? "heap" : "cpu");
+    fprintf(out,
+            "{\"version\":1,\"kind\":\"%s\",\"title\":", p->kind == PROFILE_HEAP ? "heap" : "cpu");
     escape_json(out, base_name(p->meta.exe ? p->meta.exe : p->source));
     fputs(",\n", out);
     put_meta(out, p);

@@ -37,8 +37,10 @@ static char *stack_json(const struct summary *s, uint32_t stack)
     FILE *m = open_memstream(&buf, &len);
     if (!m) return NULL;
     putc('[', m);
-    for (uint32_t d = st->depth; d-- > 0;)
-        fprintf(m, "%s%" PRIu32, d + 1 == st->depth ? "" : ",", export_function(s, st->frames[d]));
+    for (uint32_t d = st->depth; d-- > 0;) {
+        if (d + 1 != st->depth) putc(',', m);
+        export_put_int(m, export_function(s, st->frames[d]));
+    }
     putc(']', m);
     if (fclose(m)) {
         free(buf);
@@ -99,8 +101,10 @@ static int write_thread(const struct summary *s, size_t t, const size_t *idx, si
         weights[runs++] = v, last = st;
     }
     fputs("],\"weights\":[", out);
-    for (size_t r = 0; r < runs; r++)
-        fprintf(out, "%s%" PRId64, r ? "," : "", weights[r]);
+    for (size_t r = 0; r < runs; r++) {
+        if (r) putc_unlocked(',', out);
+        export_put_int(out, weights[r]);
+    }
     fputs("]}", out);
     free(weights);
     return 0;
