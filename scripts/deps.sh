@@ -15,6 +15,8 @@ TEST_PKGS=(
   clang:/usr/bin/clang libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
   golang-go:/usr/bin/go python3:python3 nodejs:node npm:npm chromium:/usr/bin/chromium
   procps:/usr/bin/pgrep g++:/usr/bin/g++
+  libjemalloc2:/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+  libtcmalloc-minimal4:/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
 )
 BENCH_PKGS=(
   linux-perf:/usr/bin/perf google-perftools:/usr/bin/google-pprof

@@ -96,6 +96,38 @@ static inline double heap_sum(const struct profile *p, int type, const char *sit
     return s;
 }
 
+/* Run by test_heap_next_allocator.sh (KESTREL_TEST_NEXT names the allocator preloaded
+ * behind the profiler): that allocator is the one the profiler passes allocations on
+ * to. Before any session, so nothing is sampled. */
+static inline void heap_check_next_allocator(void)
+{
+    const char *next = getenv("KESTREL_TEST_NEXT");
+    if (!next) return;
+    CHECKF(!kestrel_heap_is_running(), "a session runs already");
+    if (!strcmp(next, "jemalloc")) {
+        /* jemalloc's own size query answers for an ordinary block */
+        size_t (*sallocx)(const void *, int) =
+            (size_t(*)(const void *, int))dlsym(RTLD_DEFAULT, "sallocx");
+        CHECKF(sallocx != NULL, "jemalloc is not loaded");
+        void *p = malloc(100);
+        CHECKF(sallocx && p && sallocx(p, 0) >= 100, "malloc's block is not jemalloc's");
+        free(p);
+    } else if (!strcmp(next, "tcmalloc")) {
+        /* MallocExtension_GetOwnership: 1 owned, 2 not owned, 0 unknown */
+        int (*owns)(const void *) =
+            (int (*)(const void *))dlsym(RTLD_DEFAULT, "MallocExtension_GetOwnership");
+        CHECKF(owns != NULL, "tcmalloc is not loaded");
+        void *p = malloc(100), *a = aligned_alloc(64, 100), *c = calloc(1, 100);
+        CHECKF(owns && owns(p) == 1 && owns(a) == 1 && owns(c) == 1,
+               "malloc's block is not tcmalloc's");
+        free(p);
+        free(a);
+        free(c);
+    } else {
+        CHECKF(0, "KESTREL_TEST_NEXT=%s: jemalloc or tcmalloc", next);
+    }
+}
+
 /* Checks a figure against its expectation and logs it either way (the test log then
  * shows how far each figure was from the truth, in standard errors of the model). */
 #define CHECK_NEAR(got, want, tol)                                                                 \

@@ -4,7 +4,8 @@
  * success, ENOMEM on failure), NULL, size 0, calloc and reallocarray overflow,
  * realloc of a sampled block (content kept, moved, shrunk, to 0 bytes as the next
  * allocator does it), malloc_usable_size of a sampled block. Run as is (glibc next)
- * and by test_heap_jemalloc.sh with jemalloc preloaded behind the profiler. */
+ * and by test_heap_next_allocator.sh with jemalloc, then tcmalloc,
+ * preloaded behind the profiler. */
 #include <errno.h>
 #include <malloc.h>
 #include <stdint.h>
@@ -64,8 +65,7 @@ static int filled(const unsigned char *p, size_t n, unsigned char v)
 
 int main(void)
 {
-    if (getenv("KESTREL_TEST_NEXT_JEMALLOC"))
-        CHECKF(dlsym(RTLD_DEFAULT, "mallctl") != NULL, "jemalloc is not loaded");
+    heap_check_next_allocator();
     CHECK(kestrel_heap_start(65536) == 0);
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
 

@@ -45,6 +45,7 @@ NOINLINE void *site_realloc(void *p, size_t n)
 
 int main(void)
 {
+    heap_check_next_allocator();
     CHECK(kestrel_heap_start((size_t)INTERVAL) == 0);
     double grow_total = 0;
     int bad_content = 0, bad_zero = 0, bad_align = 0, bad_usable = 0;

@@ -1,8 +1,10 @@
 /* Bounded tables. 64 distinct stacks (recursion of 64 depths) with the limit on
  * stacks lowered to 16 leave 16 stacks and one (other stacks) sample without a
  * thread label, whose bytes the comments count; the totals agree with a run without
- * the limit, which has no such sample. With strings lowered to 2, a third thread
- * name becomes "(truncated)" and the comments count it. */
+ * the limit, which has no such sample. With the stack words lowered to 300, the
+ * stacks that came first fill at most 300 words, every later one goes to (other
+ * stacks), whose bytes the comments count, and the totals still agree. With strings
+ * lowered to 2, a third thread name becomes "(truncated)" and the comments count it. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -30,12 +32,33 @@ static int64_t comment_value(const struct profile *p, const char *key)
     return -1;
 }
 
-static int has_table(const struct profile *p, const char *name, uint64_t used, uint64_t limit)
+static const struct profile_table *table(const struct profile *p, const char *name)
 {
     for (size_t i = 0; i < p->meta.n_tables; i++)
-        if (!strcmp(p->meta.tables[i].name, name))
-            return p->meta.tables[i].used == used && p->meta.tables[i].limit == limit;
-    return 0;
+        if (!strcmp(p->meta.tables[i].name, name)) return &p->meta.tables[i];
+    return NULL;
+}
+
+static int has_table(const struct profile *p, const char *name, uint64_t used, uint64_t limit)
+{
+    const struct profile_table *t = table(p, name);
+    return t && t->used == used && t->limit == limit;
+}
+
+/* (other stacks) as the profile and its comments say it, against a run without limits. */
+static void check_other(const struct profile *full, const struct profile *cut, double total)
+{
+    double other_bytes = heap_sum(cut, ALLOC_SPACE, "(other stacks)", NULL);
+    CHECK(other_bytes > 0);
+    CHECK(comment_value(cut, "other_stacks_bytes=") == (int64_t)other_bytes);
+    CHECK(comment_value(cut, "other_stacks_objects=") ==
+          (int64_t)heap_sum(cut, ALLOC_OBJECTS, "(other stacks)", NULL));
+    /* Each total is every byte less one thread's unsampled tail (at most 16 m). */
+    CHECK_NEAR(heap_sum(full, ALLOC_SPACE, NULL, NULL), total, 16 * INTERVAL + 65536);
+    CHECK_NEAR(heap_sum(cut, ALLOC_SPACE, NULL, NULL), total, 16 * INTERVAL + 65536);
+    /* everything was freed: (other stacks) took its blocks' frees too */
+    CHECK(heap_sum(cut, INUSE_SPACE, NULL, NULL) == 0);
+    CHECK(heap_sum(cut, INUSE_OBJECTS, "(other stacks)", NULL) == 0);
 }
 
 static struct profile *run(void)
@@ -64,8 +87,11 @@ int main(void)
     setenv("KESTREL_HEAP_MAX_STACKS", "16", 1);
     struct profile *cut = run();
     unsetenv("KESTREL_HEAP_MAX_STACKS");
-    CHECK(full && cut);
-    if (!full || !cut) return check_exit();
+    setenv("KESTREL_HEAP_MAX_STACK_WORDS", "300", 1);
+    struct profile *words = run();
+    unsetenv("KESTREL_HEAP_MAX_STACK_WORDS");
+    CHECK(full && cut && words);
+    if (!full || !cut || !words) return check_exit();
 
     double total = (double)DEPTHS * PER_DEPTH * SZ;
     CHECK(heap_sum(full, ALLOC_SPACE, "(other stacks)", NULL) == 0);
@@ -81,19 +107,35 @@ int main(void)
     CHECKF(cut->n_samples == 17 && other == 1 && labelled == 16, "%zu samples, %zu other",
            cut->n_samples, other);
     CHECK(has_table(cut, "stacks", 16, 16));
-    double other_bytes = heap_sum(cut, ALLOC_SPACE, "(other stacks)", NULL);
-    CHECK(other_bytes > 0);
-    CHECK(comment_value(cut, "other_stacks_bytes=") == (int64_t)other_bytes);
-    CHECK(comment_value(cut, "other_stacks_objects=") ==
-          (int64_t)heap_sum(cut, ALLOC_OBJECTS, "(other stacks)", NULL));
-    /* Each total is every byte less one thread's unsampled tail (at most 16 m). */
-    CHECK_NEAR(heap_sum(full, ALLOC_SPACE, NULL, NULL), total, 16 * INTERVAL + 65536);
-    CHECK_NEAR(heap_sum(cut, ALLOC_SPACE, NULL, NULL), total, 16 * INTERVAL + 65536);
-    /* everything was freed: (other stacks) took its blocks' frees too */
-    CHECK(heap_sum(cut, INUSE_SPACE, NULL, NULL) == 0);
-    CHECK(heap_sum(cut, INUSE_OBJECTS, "(other stacks)", NULL) == 0);
+    check_other(full, cut, total);
+
+    /* Stack words: the stacks kept are the shallowest (recursion depth d came before
+     * d + 1), their words are the table's count, and the next one would not fit. */
+    const struct profile_table *w = table(words, "stack_words");
+    CHECKF(w && w->limit == 300 && w->used <= 300, "stack_words %llu/%llu",
+           w ? (unsigned long long)w->used : 0ull, w ? (unsigned long long)w->limit : 0ull);
+    uint64_t kept_words = 0;
+    size_t kept = 0, deepest = 0;
+    for (size_t i = 0; i < words->n_samples; i++) {
+        if (!strcmp(heap_site(words, i), "(other stacks)")) continue;
+        size_t depth = words->stacks[words->samples[i].stack].depth;
+        kept_words += depth;
+        kept++;
+        if (depth > deepest) deepest = depth;
+    }
+    CHECKF(w && kept_words == w->used, "%llu words in the kept stacks, the table says %llu",
+           (unsigned long long)kept_words, w ? (unsigned long long)w->used : 0ull);
+    CHECKF(kept > 1 && kept < DEPTHS, "%zu stacks kept", kept);
+    /* The first stack refused is at least one frame deeper than the deepest kept, and
+     * at most five (four depths in a row without a sample: each has 256 KiB at a
+     * 64 KiB interval, so e^-4 each, 3e-7 for four). */
+    CHECKF(kept_words + deepest + 5 > 300, "%llu words kept, room left for a %zu-frame stack",
+           (unsigned long long)kept_words, deepest + 1);
+    CHECK(has_table(words, "stacks", kept, 65536));
+    check_other(full, words, total);
     profile_free(full);
     profile_free(cut);
+    profile_free(words);
 
     setenv("KESTREL_HEAP_MAX_STRINGS", "2", 1);
     CHECK(kestrel_heap_start((size_t)INTERVAL) == 0);
