@@ -11,6 +11,7 @@ HEAP_PROGS     := $(HEAP_PROG_SRCS:tests/heap/%.c=$(BUILD)/tests/heap/%)
 HEAP_SCRIPTS   := $(wildcard tests/heap/test_*.sh)
 TESTS     += $(HEAP_TESTS) $(HEAP_SCRIPTS)
 TEST_DEPS += $(HEAP_TESTS) $(HEAP_PROGS) $(LIBKESTREL_SO)
+TEST_DEPS += $(BUILD)/bench/heap_work # test_heap_memory.sh: the memory at the limits
 
 HEAP_TEST_LINK := -L$(BUILD)/lib -Wl,-rpath,$(abspath $(BUILD)/lib) -lkestrel
 
