@@ -1,7 +1,9 @@
 /* How right the heap profile's in-use bytes are, per site: RUNS sessions of the same
  * allocations at one interval, each estimate against the truth. Reported per site:
  * the mean of estimate/truth (bias), its observed standard deviation, and the one the
- * sampling model predicts, sqrt(2 B m)/B (tests/heap/heap_test.h explains it).
+ * sampling model predicts, sqrt(2 B m)/B (tests/heap/heap_test.h explains it). Beside
+ * them, the same allocations through the sampling rule alone (model()): the bias the
+ * estimator itself has, apart from any allocator or implementation detail.
  *
  *   malloc       64 MiB kept in 4 KiB blocks, interleaved with 64 MiB freed
  *   calloc       32 MiB kept, 4 KiB blocks
@@ -12,6 +14,7 @@
  * Usage: heap_accuracy [RUNS] [INTERVAL] */
 #include <dlfcn.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +66,56 @@ static const char *const labels[SITES] = {"malloc", "calloc", "aligned", "reallo
 static const double truth[SITES] = {N_KEEP * (double)SZ, N_CAL *(double)SZ, N_AL *(double)SZ,
                                     N_G4 * 4096.0, N_G64 * 65536.0};
 static void *keep[N_KEEP], *cal[N_CAL], *al[N_AL], *g4[N_G4], *g64[N_G64];
+
+/* The runtime's sampling rule without the runtime (heap.c: heap_slow, heap_draw):
+ * an exponential countdown of mean m capped at 16 m, weight = the bytes counted since
+ * the previous sample, a fresh draw after each sample; realloc counts its new size. */
+struct model {
+    double m;
+    int64_t left, drawn;
+    uint64_t rng;
+};
+
+static int64_t model_draw(struct model *s)
+{
+    s->rng ^= s->rng << 13;
+    s->rng ^= s->rng >> 7;
+    s->rng ^= s->rng << 17;
+    double d = -log(((double)(s->rng >> 11) + 1) * 0x1p-53) * s->m;
+    if (d > 16 * s->m) d = 16 * s->m;
+    return d < 1 ? 1 : (int64_t)d;
+}
+
+/* The weight of a sample on an allocation of n bytes, or 0. */
+static int64_t model_alloc(struct model *s, int64_t n)
+{
+    s->left -= n;
+    if (s->left > 0) return 0;
+    int64_t w = s->drawn - s->left;
+    s->left = s->drawn = model_draw(s);
+    return w;
+}
+
+/* One session of run()'s allocations through the rule: what each site would read. */
+static void model(struct model *s, double est[SITES])
+{
+    s->left = s->drawn = model_draw(s);
+    memset(est, 0, SITES * sizeof *est);
+    for (int i = 0; i < N_KEEP; i++) {
+        est[0] += (double)model_alloc(s, SZ);
+        model_alloc(s, SZ);
+        if (i < N_CAL) est[1] += (double)model_alloc(s, SZ);
+        if (i < N_AL) est[2] += (double)model_alloc(s, SZ);
+        int64_t w = 0;
+        for (int64_t n = 64; i < N_G4 && n <= 4096; n += 64)
+            w = model_alloc(s, n); /* only the last step's sample stays in use */
+        est[3] += (double)w;
+        w = 0;
+        for (int64_t n = 64; i < N_G64 && n <= 65536; n *= 2)
+            w = model_alloc(s, n);
+        est[4] += (double)w;
+    }
+}
 
 static int run(size_t interval, double est[SITES])
 {
@@ -120,7 +173,7 @@ int main(int argc, char **argv)
 {
     int runs = argc > 1 ? atoi(argv[1]) : 30;
     size_t interval = argc > 2 ? (size_t)atol(argv[2]) : 524288;
-    double sum[SITES] = {0}, sq[SITES] = {0}, est[SITES];
+    double sum[SITES] = {0}, sq[SITES] = {0}, msum[SITES] = {0}, msq[SITES] = {0}, est[SITES];
     for (int r = 0; r < runs; r++) {
         if (run(interval, est)) return 1;
         for (int k = 0; k < SITES; k++) {
@@ -129,16 +182,28 @@ int main(int argc, char **argv)
             sq[k] += ratio * ratio;
         }
     }
+    int mruns = 10 * runs; /* the rule alone is cheap: ten times the sessions */
+    struct model md = {.m = (double)interval, .rng = 0x9e3779b97f4a7c15ull};
+    for (int r = 0; r < mruns; r++) {
+        model(&md, est);
+        for (int k = 0; k < SITES; k++) {
+            msum[k] += est[k] / truth[k];
+            msq[k] += est[k] / truth[k] * est[k] / truth[k];
+        }
+    }
     printf("| site | in use | mean estimate / truth | observed SD | predicted SE | bias in SEs of "
-           "the mean |\n");
-    printf("|---|---|---|---|---|---|\n");
+           "the mean | the rule alone: mean / truth (± SE of the mean) |\n");
+    printf("|---|---|---|---|---|---|---|\n");
     for (int k = 0; k < SITES; k++) {
         double mean = sum[k] / runs,
                sd = sqrt(fmax(0, sq[k] / runs - mean * mean) * runs / (runs - 1));
         double se = sqrt(2.0 * truth[k] * (double)interval) / truth[k];
-        printf("| %s | %.0f MiB | %.4f | %.4f | %.4f | %+.1f |\n", labels[k], truth[k] / 1048576,
-               mean, sd, se, (mean - 1) / (sd / sqrt(runs)));
+        double mmean = msum[k] / mruns,
+               msd = sqrt(fmax(0, msq[k] / mruns - mmean * mmean) * mruns / (mruns - 1));
+        printf("| %s | %.0f MiB | %.4f | %.4f | %.4f | %+.1f | %.4f (± %.4f) |\n", labels[k],
+               truth[k] / 1048576, mean, sd, se, (mean - 1) / (sd / sqrt(runs)), mmean,
+               msd / sqrt(mruns));
     }
-    printf("\n%d sessions at %zu bytes\n", runs, interval);
+    printf("\n%d sessions at %zu bytes; the rule alone over %d\n", runs, interval, mruns);
     return 0;
 }
