@@ -56,7 +56,7 @@ int lifecycle_register(const struct lifecycle_client *client);
  * small thread of the runtime's own (all signals blocked) that runs the flushes for
  * LIFECYCLE_SIGNAL while the signalled thread waits. A single-threaded process does
  * not: a second thread would make glibc's malloc take its arena locks on every call
- * from then on (measured: +3.5% instructions on an allocation-only loop), so there the
+ * from then on (measured: +3.6% instructions on an allocation-only loop), so there the
  * signalled thread runs the flushes itself, in the handler. That is safe because the
  * flushes call no malloc and take only the runtime's locks, which no thread holds
  * inside a handler: a thread that gets the signal while it holds one (between
