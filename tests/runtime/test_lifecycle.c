@@ -166,27 +166,21 @@ int main(int argc, char **argv)
     CHECK(exists(F, p, 0, "exec"));
     CHECK(exists(F, p, 1, "exit")); /* the new image is generation 1 */
 
+    /* each signal with the runtime's flushing thread, then (mode suffix "1") with one
+     * thread and the flush in the handler */
     static const struct {
         const char *mode;
         int sig;
     } sigs[] = {{"term", SIGTERM}, {"int", SIGINT}, {"hup", SIGHUP}, {"abort", SIGABRT}};
-    for (size_t i = 0; i < 4; i++) {
-        st = run(sigs[i].mode, &p);
-        CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == sigs[i].sig, "%s: status %#x", sigs[i].mode, st);
-        CHECKF(exists(F, p, 0, "signal"), "%s", sigs[i].mode);
-    }
-
-    /* one thread, the flush in the handler */
-    static const struct {
-        const char *mode;
-        int sig;
-    } sigs1[] = {{"term1", SIGTERM}, {"int1", SIGINT}, {"hup1", SIGHUP}, {"abort1", SIGABRT}};
-    for (size_t i = 0; i < 4; i++) {
-        st = run(sigs1[i].mode, &p);
-        CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == sigs1[i].sig, "%s: status %#x", sigs1[i].mode,
-               st);
-        CHECKF(exists(F, p, 0, "signal"), "%s", sigs1[i].mode);
-        CHECKF(!exists(F, p, 0, "exit"), "%s", sigs1[i].mode);
+    for (int in_handler = 0; in_handler < 2; in_handler++) {
+        for (size_t i = 0; i < 4; i++) {
+            char mode[16];
+            snprintf(mode, sizeof(mode), "%s%s", sigs[i].mode, in_handler ? "1" : "");
+            st = run(mode, &p);
+            CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == sigs[i].sig, "%s: status %#x", mode, st);
+            CHECKF(exists(F, p, 0, "signal"), "%s", mode);
+            CHECKF(!exists(F, p, 0, "exit"), "%s", mode);
+        }
     }
 
     /* deferred while held: still running after the raise and after the inner release,
