@@ -35,9 +35,10 @@
 /* ===== locks (heap_mutex.c) ===== */
 
 /* The heap profiler's mutex: a futex word, 0 free, 1 taken, 2 taken with waiters
- * (Drepper, "Futexes Are Tricky", mutex 3). Its uncontended lock and unlock are one
- * atomic instruction each, a fifth of a glibc mutex's path, and a sample takes four
- * of them. HEAP_MUTEX_INIT is its initial value; a fork child sets it anew.
+ * (Drepper, "Futexes Are Tricky", mutex 3). Uncontended, its lock and its unlock are
+ * one atomic instruction each, inline, where glibc's took about 55 instructions
+ * together (callgrind), and a sample with its free takes four of them.
+ * HEAP_MUTEX_INIT is its initial value; a fork child sets it anew.
  *
  * Every lock of the heap profiler is also held under lifecycle_hold: a fatal signal
  * that reaches a thread holding one waits for its release, so the signal's flush
@@ -45,10 +46,9 @@
 typedef struct {
     int word;
 } heap_mutex_t;
-#define HEAP_MUTEX_INIT                                                                            \
-    {                                                                                              \
-        0                                                                                          \
-    }
+/* clang-format off */
+#define HEAP_MUTEX_INIT {0}
+/* clang-format on */
 
 void heap_mutex_wait(heap_mutex_t *m); /* the contended lock */
 void heap_mutex_wake(heap_mutex_t *m); /* the unlock that found waiters */
