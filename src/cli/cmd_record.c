@@ -279,9 +279,11 @@ int record_run(const struct record_options *o, char **argv)
     if (!failed) {
         char *raw = expand_pid(raw_pattern, pid);
         if (raw && access(raw, F_OK)) {
-            fprintf(stderr, "kestrel: %s: the program left no profile%s\n", raw,
-                    WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? " (killed by SIGKILL)"
-                                                                       : "");
+            if (WIFSIGNALED(status))
+                fprintf(stderr, "kestrel: %s: the program left no profile (killed by SIG%s)\n",
+                        raw, sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
+            else
+                fprintf(stderr, "kestrel: %s: the program left no profile\n", raw);
             failed = 1;
         } else if (!raw || analyse(raw, stem, o)) {
             failed = 1;

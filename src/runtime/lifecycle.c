@@ -39,7 +39,20 @@
 #define LC_SIGNAL_WAIT_NS (5ll * 1000000000ll)
 #define LC_GEN_VAR "KESTREL_IMAGE_GEN"
 
-static const int lc_fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGABRT};
+/* The signals whose default action ends the process and that a program meets in
+ * ordinary use: asked to stop (INT, TERM, HUP, QUIT), a pipe's reader gone (PIPE), its
+ * CPU limit reached (XCPU), and crashes (ABRT, SEGV, BUS, FPE, ILL): a profile of a
+ * program that crashed shows what it did until then. */
+static const int lc_fatal[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGPIPE, SIGXCPU,
+                               SIGABRT, SIGSEGV, SIGBUS,  SIGFPE,  SIGILL};
+
+/* A fault: the kernel raised the signal for the instruction the thread was running,
+ * which runs again if the handler returns. Such a signal cannot wait for a release. */
+static int lc_fault(int sig, const siginfo_t *si)
+{
+    return si && si->si_code > 0 &&
+           (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+}
 
 /* Rules: lc_clients only grows (under lc_mu); lc_flushed goes 0->1 once per image,
  * and lc_done 0->1 when that flush finished; lc_req is the futex word of the first
@@ -183,9 +196,14 @@ static void lc_die(int sig)
 
 static void lc_on_signal(int sig, siginfo_t *si, void *uc)
 {
-    (void)si;
     (void)uc;
     int saved_errno = errno;
+    if (lifecycle_held && lc_fault(sig, si)) {
+        /* A fault inside the runtime's own locked code (its flush included): nothing
+         * can be written safely, and returning would fault again. */
+        lc_die(sig);
+        return;
+    }
     if (lifecycle_held) { /* this thread holds a lock the flush needs: at its release */
         int none = 0;
         __atomic_compare_exchange_n(&lifecycle_deferred, &none, sig, 0, __ATOMIC_SEQ_CST,

@@ -79,6 +79,21 @@ check "death by SIGSEGV passed through ($rc)" test $rc -eq 139
 "$k" record -o "$t/x" -- sh -c 'kill -KILL $$' >/dev/null 2>"$t/err"; rc=$?
 check "death by SIGKILL passed through ($rc)" test $rc -eq 137
 check "SIGKILL leaves no profile, and kestrel says so" grep -q "left no profile (killed by SIGKILL)" "$t/err"
+# A program that crashes leaves the profile of what it did until the crash.
+cat >"$t/crash.c" <<'EOF'
+volatile unsigned long sink;
+volatile int *nowhere;
+__attribute__((noinline)) void spin_then_crash(void)
+{
+    for (unsigned long i = 0; i < 400000000ul; i++)
+        sink += i ^ (sink >> 3);
+    *nowhere = 1;
+}
+int main(void) { spin_then_crash(); return 0; }
+EOF
+(ulimit -c 0; "$k" run -o "$t/crash" "$t/crash.c" >"$t/crash.out" 2>"$t/err"); rc=$?
+check "a crash by SIGSEGV passed through ($rc)" test $rc -eq 139
+check "... with the report of its run" grep -qE " spin_then_crash +crash\.c:[0-9]+" "$t/crash.out"
 "$k" record -o "$t/x" -- /nonexistent/program >/dev/null 2>"$t/err"; rc=$?
 check "a missing program is 127 ($rc)" test $rc -eq 127
 check "... with a message" grep -q "kestrel: /nonexistent/program: No such file or directory" "$t/err"

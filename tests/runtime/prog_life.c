@@ -7,12 +7,17 @@
  *   int       raise(SIGINT)
  *   hup       raise(SIGHUP)
  *   abort     abort()
+ *   quit      raise(SIGQUIT)
+ *   segv      writes through a null pointer (SIGSEGV from the kernel)
+ *   fpe       divides by zero (SIGFPE from the kernel)
+ *   pipe      writes to a pipe whose reader is closed (SIGPIPE)
  *   own       installs its own SIGTERM handler, raises SIGTERM, returns 9 once handled
  *   fork      two threads keep burning while the main thread forks 20 children (each
  *             burns and exits 4); returns 0 when every child exited 4
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +29,7 @@
 
 static volatile sig_atomic_t got_term;
 static volatile int stop_burning;
+static volatile int prog_zero; /* 0, unknown to the compiler */
 
 static void on_term(int sig)
 {
@@ -57,6 +63,13 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "int")) raise(SIGINT);
     if (!strcmp(mode, "hup")) raise(SIGHUP);
     if (!strcmp(mode, "abort")) abort();
+    if (!strcmp(mode, "quit")) raise(SIGQUIT);
+    if (!strcmp(mode, "segv")) *(volatile int *)(uintptr_t)prog_zero = 1;
+    if (!strcmp(mode, "fpe")) prog_sink = 1000 / prog_zero;
+    if (!strcmp(mode, "pipe")) {
+        int fd[2];
+        if (pipe(fd) == 0 && close(fd[0]) == 0) (void)!write(fd[1], "x", 1);
+    }
     if (!strcmp(mode, "own")) {
         struct sigaction sa;
         memset(&sa, 0, sizeof(sa));

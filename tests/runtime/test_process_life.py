@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Process life under profiling: normal exit, exec (execl, execvp), SIGTERM, SIGINT,
-SIGHUP, abort, a program's own SIGTERM handler, and fork from a multi-threaded program
+SIGHUP, abort, SIGQUIT, crashes (SIGSEGV, SIGFPE from the kernel), SIGPIPE, a
+program's own SIGTERM handler, and fork from a multi-threaded program
 while sampling. Each mode ends with exactly the status it has unprofiled, and the
 files that must exist do, complete (valid JSON with samples), with no temporary file
 left behind; the file of an image replaced by exec is <path>.exec0."""
 import glob
 import os
+import resource
 import subprocess
 
 from rtlib import Checker, load, prog, profiled_env, tmpdir, validate
@@ -15,8 +17,13 @@ exe = prog("prog_life")
 plain_env = {k: v for k, v in os.environ.items() if not k.startswith("KESTREL_")}
 
 
+def no_core():
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the crash modes leave no core file
+
+
 def run(mode, env):
-    p = subprocess.run([exe, mode], env=env, capture_output=True, text=True, timeout=120)
+    p = subprocess.run([exe, mode], env=env, capture_output=True, text=True, timeout=120,
+                       preexec_fn=no_core)
     return p.returncode, p.stdout
 
 
@@ -36,6 +43,8 @@ for mode, files in (("exit", ["p.{pid}.json"]),
                     ("execvp", ["p.{pid}.json.exec0", "p.{pid}.json"]),
                     ("term", ["p.{pid}.json"]), ("int", ["p.{pid}.json"]),
                     ("hup", ["p.{pid}.json"]), ("abort", ["p.{pid}.json"]),
+                    ("quit", ["p.{pid}.json"]), ("segv", ["p.{pid}.json"]),
+                    ("fpe", ["p.{pid}.json"]), ("pipe", ["p.{pid}.json"]),
                     ("own", ["p.{pid}.json"])):
     want, _ = run(mode, plain_env)
     d = tmpdir()
