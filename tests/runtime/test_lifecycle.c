@@ -1,7 +1,9 @@
 /* Process life as a profiler client sees it: one flush per process image at exit,
- * before exec (and again in the new image), before SIGTERM/SIGINT/SIGHUP/SIGABRT end
- * the process — which then ends by the same signal — never when the program handles
- * the signal itself, and a fresh start in a fork child.
+ * before exec (and again in the new image), before SIGTERM/SIGINT/SIGHUP/SIGABRT and a
+ * fault (SIGSEGV from the kernel) end the process — which then ends by the same
+ * signal — never when the program handles the signal itself, and a fresh start in a
+ * fork child. A fault while a lock of the runtime is held ends the process at once,
+ * unwritten (it cannot be deferred: the faulting instruction would run again).
  *
  * A client whose flush may run in the handler (flush_in_handler, as the heap
  * profiler's) gets no thread of the runtime while the process has one thread: each
@@ -15,6 +17,7 @@
 #include "runtime/lifecycle.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +55,9 @@ static int threads(void)
     return n;
 }
 
+/* A null pointer the compiler cannot see through: writing it faults. */
+static int *volatile nowhere;
+
 static void on_term(int sig)
 {
     (void)sig;
@@ -69,6 +75,13 @@ static int child_in_handler(const char *mode)
     if (!strcmp(mode, "int1")) raise(SIGINT);
     if (!strcmp(mode, "hup1")) raise(SIGHUP);
     if (!strcmp(mode, "abort1")) abort();
+    if (!strcmp(mode, "segv1")) *nowhere = 1;
+    if (!strcmp(mode, "heldsegv")) {
+        lifecycle_hold();
+        *nowhere = 1;
+        lifecycle_release();
+        return 93;
+    }
     if (!strcmp(mode, "held")) {
         lifecycle_hold();
         lifecycle_hold(); /* nested: only the outermost release acts */
@@ -90,7 +103,8 @@ static int child_in_handler(const char *mode)
 static int child_main(const char *mode)
 {
     size_t len = strlen(mode);
-    if (!strcmp(mode, "held") || (len && mode[len - 1] == '1')) return child_in_handler(mode);
+    if (!strncmp(mode, "held", 4) || (len && mode[len - 1] == '1'))
+        return child_in_handler(mode);
     lifecycle_register(&client);
     if (!strcmp(mode, "exit")) return 3;
     if (!strcmp(mode, "exec")) {
@@ -101,6 +115,7 @@ static int child_main(const char *mode)
     if (!strcmp(mode, "int")) raise(SIGINT);
     if (!strcmp(mode, "hup")) raise(SIGHUP);
     if (!strcmp(mode, "abort")) abort();
+    if (!strcmp(mode, "segv")) *nowhere = 1;
     if (!strcmp(mode, "own")) { /* the program's handler decides */
         signal(SIGTERM, on_term);
         raise(SIGTERM);
@@ -135,6 +150,8 @@ static int run(const char *mode, pid_t *pid)
     fflush(stdout);
     pid_t c = fork();
     if (c == 0) {
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none); /* the faults leave no core file */
         execl("/proc/self/exe", "x", dir, mode, (char *)NULL);
         _exit(127);
     }
@@ -171,9 +188,10 @@ int main(int argc, char **argv)
     static const struct {
         const char *mode;
         int sig;
-    } sigs[] = {{"term", SIGTERM}, {"int", SIGINT}, {"hup", SIGHUP}, {"abort", SIGABRT}};
+    } sigs[] = {{"term", SIGTERM}, {"int", SIGINT},    {"hup", SIGHUP},
+                {"abort", SIGABRT}, {"segv", SIGSEGV}};
     for (int in_handler = 0; in_handler < 2; in_handler++) {
-        for (size_t i = 0; i < 4; i++) {
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
             char mode[16];
             snprintf(mode, sizeof(mode), "%s%s", sigs[i].mode, in_handler ? "1" : "");
             st = run(mode, &p);
@@ -190,6 +208,11 @@ int main(int argc, char **argv)
     CHECK(exists(F, p, 0, "after-raise"));
     CHECK(exists(F, p, 0, "after-inner-release"));
     CHECK(exists(F, p, 0, "signal"));
+
+    /* a fault while held: the same death, at once and without a flush */
+    st = run("heldsegv", &p);
+    CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV, "heldsegv: status %#x", st);
+    CHECK(!exists(F, p, 0, "signal"));
 
     st = run("own", &p);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 42);
