@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The CPU runtime beside its peers (issue 2): kestrel's signal engine, `perf record
--g` and gperftools' libprofiler (LD_PRELOAD, CPUPROFILE, CPUPROFILE_FREQUENCY) on
+"""The CPU runtime beside its peers (issue 2): kestrel's two engines (perf, the default
+where the kernel allows it, and signal, the fallback), `perf record -g` and gperftools' libprofiler (LD_PRELOAD, CPUPROFILE, CPUPROFILE_FREQUENCY) on
 the same fixed work — bench/engines/work.c, 8 threads, a fixed number of units, not
 a fixed time — at 100, 997, 4999 and 10000 Hz. Every configuration runs once per
 round, in a rotating order, and each figure is the median over the rounds.
@@ -13,8 +13,9 @@ round, in a rotating order, and each figure is the median over the rounds.
             process, kestrel's final write included)
   memory    peak RSS beyond the unprofiled run (perf record: perf's own peak RSS)
 
-Then the cost of one sample at stack depth 32 (bench/runtime/handler_cost.c) and the
-runtime's memory after 60 s of 8 threads at 997 Hz (bench/runtime/memory.c).
+Then the cost of one sample at stack depth 32 for the signal engine, whose handler runs
+in the program (bench/runtime/handler_cost.c), and the runtime's memory after 60 s of 8
+threads at 997 Hz with each engine (bench/runtime/memory.c).
 
 Usage: run.py [--rounds N] [--rates ...] [--memory-seconds S] [--markdown FILE]
 """
@@ -38,6 +39,8 @@ spec.loader.exec_module(eng)  # work.c's runner and the kestrel/perf sample read
 
 GPERF = "/usr/lib/x86_64-linux-gnu/libprofiler.so.0"
 THREADS = 8
+ENGINES = ("perf", "signal")
+NAMES = {"perf": "kestrel (perf engine, the default)", "signal": "kestrel (signal engine, the fallback)"}
 BUILD = os.path.join(ROOT, "build/bench/runtime")
 
 
@@ -95,20 +98,19 @@ def memory(seconds, tmp):
     exe = os.path.join(BUILD, "memory")
     base = {k: v for k, v in os.environ.items() if not k.startswith("KESTREL_")}
     res = {}
-    for cfg in ("none", "signal"):
+    for cfg in ENGINES + ("none",):
         env = dict(base)
         raw = os.path.join(tmp, "mem.json")
-        if cfg == "signal":
-            env.update(LD_PRELOAD=eng.LIB, KESTREL_PROFILE=raw, KESTREL_PROFILE_ENGINE="signal",
+        if cfg != "none":
+            env.update(LD_PRELOAD=eng.LIB, KESTREL_PROFILE=raw, KESTREL_PROFILE_ENGINE=cfg,
                        KESTREL_PROFILE_HZ="997")
         out = subprocess.run([exe, str(seconds)], env=env, capture_output=True, text=True,
                              check=True).stdout.split()
         res[cfg] = {"hwm": int(out[1]), "rss": int(out[3])}
-        if cfg == "signal":
+        if cfg != "none":
             d = json.load(open(raw))
-            res["file_mib"] = os.path.getsize(raw) / 2**20
-            res["samples"] = len(d["samples"])
-            res["tables"] = d["tables"]
+            res[cfg].update(file_mib=os.path.getsize(raw) / 2**20, samples=len(d["samples"]),
+                            tables=d["tables"])
     return res
 
 
@@ -120,7 +122,7 @@ def main():
     ap.add_argument("--markdown")
     a = ap.parse_args()
     rates = [int(x) for x in a.rates.split(",")]
-    cfgs = ["none", "signal", "perf record", "gperftools"]
+    cfgs = ["none"] + list(ENGINES) + ["perf record", "gperftools"]
     load0 = os.getloadavg()
     results = {}
     tmp = tempfile.mkdtemp(prefix="kestrel-rt-bench-")
@@ -155,7 +157,7 @@ def main():
                 m = "%.1f MiB (perf's own)" % (med([x["rss_kb"] for x in rs]) / 1024)
             else:
                 m = "%+.1f MiB" % (med([x["rss_kb"] - b["rss_kb"] for x, b in zip(rs, base)]) / 1024)
-            name = {"signal": "kestrel (signal engine)"}.get(cfg, cfg)
+            name = NAMES.get(cfg, cfg)
             if cfg == "gperftools":
                 name += " (file claims %.0f Hz; whole process)" % med([x["claimed_hz"] for x in rs])
             L.append("| %d | %s | %.3f | %.3f | %+.2f%% | %+.2f%% | %s |" %
@@ -167,12 +169,13 @@ def main():
           "time / its samples) %.2f us, median of %d rounds (%s)." %
           (walk, cost / 1000, len(costs), ", ".join("%.2f" % (c / 1000) for c in costs)),
           "", "Memory after %.0f s of 8 threads at 997 Hz (`build/bench/runtime/memory %.0f`, "
-          "each thread 5 ms of work then 5 ms of sleep): peak RSS %.1f MiB profiled vs "
-          "%.1f MiB unprofiled (%+.1f MiB); %d samples; tables used %s; raw file %.1f MiB." %
-          (a.memory_seconds, a.memory_seconds, mem["signal"]["hwm"] / 1024,
-           mem["none"]["hwm"] / 1024, (mem["signal"]["hwm"] - mem["none"]["hwm"]) / 1024,
-           mem["samples"], ", ".join("%s %d/%d" % (k, v[0], v[1]) for k, v in mem["tables"].items()),
-           mem["file_mib"])]
+          "each thread 5 ms of work then 5 ms of sleep): peak RSS %.1f MiB unprofiled; " %
+          (a.memory_seconds, a.memory_seconds, mem["none"]["hwm"] / 1024) +
+          "; ".join("%s %.1f MiB (%+.1f MiB), %d samples, tables used %s, raw file %.1f MiB" %
+                    (NAMES[e], mem[e]["hwm"] / 1024, (mem[e]["hwm"] - mem["none"]["hwm"]) / 1024,
+                     mem[e]["samples"],
+                     ", ".join("%s %d/%d" % (k, v[0], v[1]) for k, v in mem[e]["tables"].items()),
+                     mem[e]["file_mib"]) for e in ENGINES) + "."]
     text = "\n".join(L) + "\n"
     print(text)
     if a.markdown:
@@ -181,7 +184,7 @@ def main():
 
 def write_section(path, body, args):
     head = "## CPU runtime\n"
-    intro = ("\nkestrel's runtime (signal engine) beside `perf record -g` and gperftools' "
+    intro = ("\nkestrel's runtime (both engines) beside `perf record -g` and gperftools' "
              "libprofiler, measured by `make bench` with:\n\n```\nmake bench   # runs: "
              "bench/runtime/run.py " + args + "\n```\n\nMeasured " +
              time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()) + ". This machine is shared "
