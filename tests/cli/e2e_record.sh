@@ -2,8 +2,8 @@
 # kestrel record and run end to end, through build/bin/kestrel and kestrel-san: the
 # demo example under the runtime, every export written and parsed, the report naming
 # the demo's hot functions at their lines; exit statuses passed through (a code, a
-# death by signal); `run` of a C file; --heap; --state; a moved program with --binary. Also the
-# ordinary example run with profiling off: same output, no files.
+# death by signal); `run` of a C file; --heap; --state; a moved program with
+# --binary. Also the ordinary example run with profiling off: same output, no files.
 set -u
 cd "$(dirname "$0")/../.."
 fail=0
