@@ -99,6 +99,7 @@ def one(cfg, threads, hz, tmp):
     with open(side) as f:
         work = json.load(f)
     res = {"cpu": work["cpu_s"], "total": ru.ru_utime + ru.ru_stime,
+           "workers": sum(t["cpu_ns"] for t in work["threads"]) / 1e9,
            "rss_kb": ru.ru_maxrss if cfg == "perf record" else work["maxrss_kb"]}
     if cfg == "none":
         return res
@@ -131,6 +132,7 @@ def main():
     ap.add_argument("--markdown")
     ap.add_argument("--probe", help="bench/perf_engine/probe binary: what the kernel allows")
     ap.add_argument("--stack-cost", help="bench/perf_engine/stack_cost binary")
+    ap.add_argument("--attr-cost", help="bench/perf_engine/attr_cost binary")
     a = ap.parse_args()
     rates = [int(x) for x in a.rates.split(",")]
     tcounts = [int(x) for x in a.threads.split(",")]
@@ -157,8 +159,9 @@ def main():
                  f"(1-minute), {os.cpu_count()} CPUs, {a.rounds} interleaved rounds, medians.")
     lines.append("")
     lines.append("| threads | Hz | sampler | rate (median thread) | rate (lowest thread) "
-                 "| overhead, process CPU | overhead, all processes | memory | share error (pp) |")
-    lines.append("|---|---|---|---|---|---|---|---|---|")
+                 "| overhead, process CPU | of which workers | other threads | "
+                 "overhead, all processes | memory | share error (pp) |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for t in tcounts:
         for hz in rates:
             base = results[(t, hz, "none")]
@@ -166,6 +169,8 @@ def main():
                 rs = results[(t, hz, cfg)]
                 ov = med([(x["cpu"] - b["cpu"]) / b["cpu"] * 100 for x, b in zip(rs, base)])
                 ovt = med([(x["total"] - b["total"]) / b["total"] * 100 for x, b in zip(rs, base)])
+                ovw = med([(x["workers"] - b["workers"]) / b["cpu"] * 100 for x, b in zip(rs, base)])
+                oth = med([(x["cpu"] - x["workers"]) * 1000 for x in rs])
                 if cfg == "perf record":
                     mem = f"{med([x['rss_kb'] for x in rs]) / 1024:.1f} MiB (perf's own)"
                 else:
@@ -174,7 +179,8 @@ def main():
                         mem += f" + {rs[0]['ring_kb']} KiB rings"
                 name = {"perf": "kestrel perf engine", "signal": "kestrel signal engine"}.get(cfg, cfg)
                 lines.append(f"| {t} | {hz} | {name} | {med([x['rate_med'] for x in rs]):.3f} | "
-                             f"{med([x['rate_min'] for x in rs]):.3f} | {ov:+.2f}% | {ovt:+.2f}% | "
+                             f"{med([x['rate_min'] for x in rs]):.3f} | {ov:+.2f}% | {ovw:+.2f}% | "
+                             f"{oth:.1f} ms | {ovt:+.2f}% | "
                              f"{mem} | {med([x['mae'] for x in rs]):.2f} |")
     if a.probe:
         out = subprocess.run([a.probe], capture_output=True, text=True, check=True).stdout
@@ -186,6 +192,15 @@ def main():
         lines += ["", "Cost of the user registers and stack copy per sample (one busy thread, "
                   f"`{os.path.relpath(a.stack_cost, ROOT)} {a.rounds}`, load "
                   f"{os.getloadavg()[0]:.2f}):", "", out.rstrip()]
+    if a.attr_cost:
+        rounds = max(a.rounds, 11)
+        load = os.getloadavg()[0]
+        out = subprocess.run([a.attr_cost, str(rounds)], capture_output=True, text=True,
+                             check=True).stdout
+        lines += ["", "What each piece of the event configuration costs the sampled threads, "
+                  "beside perf record's configuration (busy thread and token-passing threads "
+                  f"pinned to one CPU, `{os.path.relpath(a.attr_cost, ROOT)} {rounds}`, load "
+                  f"{load:.2f} before, {os.getloadavg()[0]:.2f} after):", "", out.rstrip()]
     text = "\n".join(lines) + "\n"
     print(text)
     if a.markdown:
@@ -202,7 +217,10 @@ def write_section(path, body, args):
              "Rate = on-CPU samples of a thread / (its CPU seconds x requested Hz). "
              "Overhead, process CPU = the workload's own CPU time at the end of main against "
              "an unprofiled run of the same round (kestrel's thread included, perf's process "
-             "not); all processes = wait4 rusage of everything launched. Memory = peak RSS "
+             "not), split into the worker threads' own CPU clocks (as a share of the "
+             "unprofiled process's CPU) and the CPU of every other thread (main, which "
+             "waits in join, and kestrel's own thread); all processes = wait4 rusage of "
+             "everything launched. Memory = peak RSS "
              "beyond the unprofiled run. Share error = mean absolute error of the three "
              "functions' shares against 1/6, 2/6, 3/6.\n\n"
              "Reading it: at 100 Hz a worker of the 8-thread run holds about 30 periods of "

@@ -9,9 +9,9 @@
  * blocking stack of each waiting episode, taken by the kernel at the moment it
  * begins. That event writes into the first one's ring (PERF_EVENT_IOC_SET_OUTPUT; the
  * kernel refuses to share a per-thread ring across threads, so rings stay per
- * thread). The engine's own thread drains every ring every DRAIN_MS into the sink and
- * turns off-CPU intervals into waiting samples on the 1/hz grid. No signal is ever
- * sent to the program.
+ * thread). The engine's own thread drains every ring into the sink, periodically and
+ * whenever a ring is half full, and turns off-CPU intervals into waiting samples on
+ * the 1/hz grid. No signal is ever sent to the program.
  *
  * A thread preempted while runnable is off the CPU but not waiting: its interval gives
  * no samples. Without the switch event (unprivileged), a waiting episode still in
@@ -42,15 +42,23 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+/* Drain periods. Without switch samples, a waiting episode's stack is read from /proc
+ * at a drain while it lasts, so drains come often. With them, a drain only empties
+ * the rings, and each ring also wakes the engine thread when half full: the wake-ups,
+ * tens of microseconds each here, are then few. */
 #define DRAIN_MS 20
-#define IMAGES_EVERY 25 /* drains between two image refreshes: half a second */
-#define PEND_MAX 64     /* waiting intervals a thread keeps until its first stack */
+#define DRAIN_MS_SWITCH 500
+#define IMAGES_NS 500000000ull /* between two image refreshes */
+#define DRAINING_WAKE 32       /* exited threads whose events wait to be closed: drain now */
+#define PEND_MAX 64            /* waiting intervals a thread keeps until its first stack */
 #define RING_PAGES_MIN 8
 #define RING_PAGES_MAX 128
 #define SAMPLE_TYPE                                                                                \
@@ -64,6 +72,7 @@
  * Everything below `ready` belongs to the engine thread while ready is set. */
 struct pslot {
     _Atomic int ready;       /* events open, ring mapped */
+    _Atomic int stopped;     /* thread_stop() disabled the events, counted in draining */
     int fd;                  /* task clock: samples and SWITCH records; owns the ring */
     int fd_cs;               /* context-switch samples into fd's ring, or -1 */
     uint64_t id_cs;          /* the identifier of fd_cs's samples */
@@ -95,9 +104,10 @@ struct perf_engine {
     struct pslot *slots;                /* REGISTRY_SLOTS entries, mmap'd */
     unsigned char *scratch;             /* PERF_RING_SCRATCH bytes for records that wrap */
     pthread_t thread;                   /* the engine thread */
-    pthread_mutex_t mu;                 /* guards `stopping` for the condition variable */
-    pthread_cond_t cv;                  /* wakes the engine thread early at stop() */
-    int stopping;                       /* stop() asked the engine thread to finish */
+    int epfd;                           /* epoll: the rings' watermark wake-ups and wakefd */
+    int wakefd;                         /* eventfd: wakes the engine thread early */
+    _Atomic int stopping;               /* stop() asked the engine thread to finish */
+    _Atomic unsigned draining;          /* slots of exited threads not yet closed */
     _Atomic uint64_t threads_unsampled; /* threads whose events could not be opened */
     uint64_t bad_bytes;                 /* ring bytes skipped as malformed */
     uint64_t waits_guessed;             /* waiting samples given an earlier episode's stack */
@@ -151,6 +161,8 @@ static void attr_switch(struct perf_event_attr *a)
 
 static void pslot_close(struct pslot *p)
 {
+    /* (A fork child shares the parent's epoll set: it never reaches here with it.) */
+    if (p->fd >= 0 && pe.epfd >= 0) epoll_ctl(pe.epfd, EPOLL_CTL_DEL, p->fd, NULL);
     if (p->map) munmap(p->map, p->map_len);
     if (p->fd_cs >= 0) close(p->fd_cs);
     if (p->fd >= 0) close(p->fd);
@@ -193,6 +205,7 @@ static int pslot_open(struct pslot *p, pid_t tid)
             p->fd_cs = -1;
         }
     }
+    atomic_store(&p->stopped, 0);
     p->off_cpu = p->waiting = p->guessed = 0;
     p->last_wait_stack = -1;
     p->npend = 0;
@@ -204,6 +217,11 @@ static int pslot_open(struct pslot *p, pid_t tid)
         pslot_close(p);
         return err;
     }
+    /* The kernel wakes pollers each time the ring fills past half (its default
+     * watermark). Edge-triggered: the hang-up of an exited thread's event is reported
+     * once, not at every wait. Without it, the periodic drains still run. */
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.u64 = 0};
+    epoll_ctl(pe.epfd, EPOLL_CTL_ADD, p->fd, &ev);
     return 0;
 }
 
@@ -358,7 +376,7 @@ static void drain_all(int final)
     uint64_t now = mono_ns();
     registry_lock();
     struct reg_slot *slots = registry_slots();
-    for (size_t i = 0; i < REGISTRY_SLOTS; i++) {
+    for (size_t i = registry_next_used(0); i < REGISTRY_SLOTS; i = registry_next_used(i + 1)) {
         struct reg_slot *s = &slots[i];
         uint32_t st = atomic_load(&s->state);
         if (st == REG_FREE) continue;
@@ -370,6 +388,7 @@ static void drain_all(int final)
             if (atomic_load_explicit(&p->ready, memory_order_acquire)) {
                 pslot_close(p);
                 atomic_store_explicit(&p->ready, 0, memory_order_release);
+                if (atomic_exchange(&p->stopped, 0)) atomic_fetch_sub(&pe.draining, 1);
             }
             registry_release(s);
         }
@@ -377,28 +396,35 @@ static void drain_all(int final)
     registry_unlock();
 }
 
+static void wake_engine(void)
+{
+    eventfd_write(pe.wakefd, 1);
+}
+
 static void *engine_main(void *arg)
 {
     (void)arg;
     heap_ignore_enter(); /* for life: what this thread allocates is not the program's */
-    unsigned drains = 0;
-    struct timespec next;
-    clock_gettime(CLOCK_MONOTONIC, &next);
-    pthread_mutex_lock(&pe.mu);
-    while (!pe.stopping) {
-        next.tv_nsec += DRAIN_MS * 1000000L;
-        if (next.tv_nsec >= 1000000000L) {
-            next.tv_nsec -= 1000000000L;
-            next.tv_sec++;
-        }
-        while (!pe.stopping && pthread_cond_timedwait(&pe.cv, &pe.mu, &next) != ETIMEDOUT)
-            ;
-        pthread_mutex_unlock(&pe.mu);
+    const uint64_t period_ns = (pe.privileged ? DRAIN_MS_SWITCH : DRAIN_MS) * 1000000ull;
+    uint64_t next = mono_ns() + period_ns, images_at = mono_ns() + IMAGES_NS;
+    while (!atomic_load(&pe.stopping)) {
+        struct epoll_event ev[8];
+        uint64_t now = mono_ns();
+        int ms = next > now ? (int)((next - now + 999999) / 1000000) : 0;
+        int n = epoll_wait(pe.epfd, ev, 8, ms);
+        for (int i = 0; i < n; i++) /* the counter only wakes; reset it */
+            if (ev[i].data.u64 == 1) {
+                eventfd_t v;
+                eventfd_read(pe.wakefd, &v);
+            }
         drain_all(0);
-        if (++drains % IMAGES_EVERY == 0) images_refresh();
-        pthread_mutex_lock(&pe.mu);
+        now = mono_ns();
+        if (now >= next) next = now + period_ns;
+        if (now >= images_at) {
+            images_refresh();
+            images_at = now + IMAGES_NS;
+        }
     }
-    pthread_mutex_unlock(&pe.mu);
     drain_all(1);
     images_refresh();
     if (pe.cfg.on_stopped) pe.cfg.on_stopped();
@@ -433,13 +459,22 @@ static int perf_check(const char **why)
     return 0;
 }
 
+static void perf_close_fds(void)
+{
+    if (pe.wakefd >= 0) close(pe.wakefd);
+    if (pe.epfd >= 0) close(pe.epfd);
+    pe.wakefd = pe.epfd = -1;
+}
+
 static int perf_start(const struct engine_config *cfg)
 {
     memset(&pe, 0, sizeof pe);
+    pe.epfd = pe.wakefd = -1;
     pe.cfg = *cfg;
     pe.period_ns = 1000000000ull / (cfg->hz ? cfg->hz : 997);
     pe.page = sysconf(_SC_PAGESIZE);
-    /* Room for about two drain periods of deep-stacked samples at this rate. */
+    /* Room for about two short drain periods of deep-stacked samples at this rate;
+     * past half of it, the ring wakes the engine thread. */
     uint64_t want = (uint64_t)cfg->hz * DRAIN_MS * 2 / 1000 * 512 / (uint64_t)pe.page;
     pe.ring_pages = RING_PAGES_MIN;
     while (pe.ring_pages < want && pe.ring_pages < RING_PAGES_MAX)
@@ -456,12 +491,16 @@ static int perf_start(const struct engine_config *cfg)
         rtmem_free(pe.scratch, PERF_RING_SCRATCH);
         return -ENOMEM;
     }
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&pe.cv, &ca);
-    pthread_condattr_destroy(&ca);
-    pthread_mutex_init(&pe.mu, NULL);
+    pe.epfd = epoll_create1(EPOLL_CLOEXEC);
+    pe.wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 1};
+    if (pe.epfd < 0 || pe.wakefd < 0 || epoll_ctl(pe.epfd, EPOLL_CTL_ADD, pe.wakefd, &ev) != 0) {
+        int err = -errno;
+        perf_close_fds();
+        rtmem_free(pe.slots, sizeof(struct pslot) * REGISTRY_SLOTS);
+        rtmem_free(pe.scratch, PERF_RING_SCRATCH);
+        return err;
+    }
     /* The engine thread is the runtime's own: made through the real pthread_create
      * (never registered) with every signal blocked. */
     lifecycle_threads_coming();
@@ -478,6 +517,7 @@ static int perf_start(const struct engine_config *cfg)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc == 0) pthread_setname_np(pe.thread, "kestrel-perf");
     if (rc != 0) {
+        perf_close_fds();
         rtmem_free(pe.slots, sizeof(struct pslot) * REGISTRY_SLOTS);
         rtmem_free(pe.scratch, PERF_RING_SCRATCH);
         return -rc;
@@ -504,26 +544,30 @@ static void perf_thread_stop(struct reg_slot *s)
     if (!atomic_load_explicit(&p->ready, memory_order_acquire)) return;
     ioctl(p->fd, PERF_EVENT_IOC_DISABLE, 0);
     if (p->fd_cs >= 0) ioctl(p->fd_cs, PERF_EVENT_IOC_DISABLE, 0);
+    /* Between drains, exited threads keep their descriptors and rings: past a few,
+     * the engine thread is asked to close them now. */
+    if (!atomic_exchange(&p->stopped, 1) && atomic_fetch_add(&pe.draining, 1) + 1 == DRAINING_WAKE)
+        wake_engine();
 }
 
 static void perf_stop(void)
 {
-    pthread_mutex_lock(&pe.mu);
-    pe.stopping = 1;
-    pthread_cond_signal(&pe.cv);
-    pthread_mutex_unlock(&pe.mu);
+    atomic_store(&pe.stopping, 1);
+    wake_engine();
     pthread_join(pe.thread, NULL);
     for (size_t i = 0; i < REGISTRY_SLOTS; i++)
         if (atomic_load(&pe.slots[i].ready)) {
             pslot_close(&pe.slots[i]);
             atomic_store(&pe.slots[i].ready, 0);
         }
+    perf_close_fds();
 }
 
 /* Only this thread exists: the parent's rings are dropped unread. */
 static void perf_after_fork_child(void)
 {
     if (!pe.slots) return;
+    perf_close_fds(); /* the epoll set is the parent's too: closed before any slot */
     for (size_t i = 0; i < REGISTRY_SLOTS; i++)
         if (atomic_load(&pe.slots[i].ready)) {
             pslot_close(&pe.slots[i]);

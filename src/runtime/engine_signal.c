@@ -172,7 +172,8 @@ static void sig_tick(uint64_t now)
 {
     registry_lock();
     struct reg_slot *slots = registry_slots();
-    for (size_t i = 0; slots && i < REGISTRY_SLOTS; i++) {
+    for (size_t i = registry_next_used(0); slots && i < REGISTRY_SLOTS;
+         i = registry_next_used(i + 1)) {
         struct reg_slot *s = &slots[i];
         uint32_t st = atomic_load(&s->state);
         if (st == REG_FREE) continue;
@@ -229,7 +230,8 @@ static void sig_final_drain(void)
         int busy = 0;
         registry_lock();
         struct reg_slot *slots = registry_slots();
-        for (size_t i = 0; slots && i < REGISTRY_SLOTS; i++) {
+        for (size_t i = registry_next_used(0); slots && i < REGISTRY_SLOTS;
+             i = registry_next_used(i + 1)) {
             if (atomic_load(&slots[i].state) == REG_FREE) continue;
             sig_drain(&slots[i], &sig_rings[i]);
             busy |=

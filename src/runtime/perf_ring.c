@@ -133,6 +133,7 @@ static void parse_trailer(struct cur *c, uint64_t st, struct perf_rec *out)
 static void parse_sample(struct cur *c, uint64_t st, uint32_t n_regs, struct perf_rec *out)
 {
     if (st & PERF_SAMPLE_IDENTIFIER) out->id = cur_u64(c);
+    if (st & PERF_SAMPLE_IP) out->ip = cur_u64(c);
     if (st & PERF_SAMPLE_TID) {
         uint64_t v = cur_u64(c);
         out->pid = (uint32_t)v;

@@ -17,8 +17,8 @@
 /* The sample fields the parser understands, as PERF_SAMPLE_* bits. A ring's records
  * are parsed with the sample_type every event writing into it was opened with. */
 #define PERF_RING_SAMPLE_TYPES                                                                     \
-    (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |            \
-     PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+    (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |                \
+     PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
 /* One mapped ring. `meta` is the first page (data_head written by the kernel,
  * data_tail by us); `data` is `size` bytes, a power of two. */
@@ -47,6 +47,7 @@ struct perf_rec {
     uint32_t pid, tid;          /* when the sample type has PERF_SAMPLE_TID */
     uint64_t time;              /* when it has PERF_SAMPLE_TIME */
     uint64_t id;                /* when it has PERF_SAMPLE_IDENTIFIER */
+    uint64_t ip;                /* when it has PERF_SAMPLE_IP (samples only) */
     uint64_t period;            /* when it has PERF_SAMPLE_PERIOD */
     uint64_t lost;              /* PERF_REC_LOST: records lost */
     int preempt;                /* PERF_REC_SWITCH_OUT: the thread was still runnable */

@@ -90,7 +90,8 @@ static void prof_on_stopped(void)
 {
     registry_lock();
     struct reg_slot *slots = registry_slots();
-    for (size_t i = 0; slots && i < REGISTRY_SLOTS; i++) /* names of threads still alive */
+    for (size_t i = registry_next_used(0); slots && i < REGISTRY_SLOTS;
+         i = registry_next_used(i + 1)) /* names of threads still alive */
         if (atomic_load(&slots[i].state) == REG_ACTIVE)
             registry_read_name(registry_thread(slots[i].thread_index));
     registry_unlock();

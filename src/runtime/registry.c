@@ -28,6 +28,9 @@ static _Atomic size_t reg_nthreads;    /* records handed out */
 static uint64_t reg_past_limit;        /* see registry_threads_past_limit() */
 static size_t reg_hint;                /* where the search for a free slot starts */
 static int reg_open;                   /* a session is using the registry */
+/* Bit i set while slot i is not FREE (set and cleared under the mutex), so that the
+ * engine thread's walks, many a second, skip the free slots without touching them. */
+static uint64_t reg_used[REGISTRY_SLOTS / 64];
 
 #define REG_SLOTS_BYTES (sizeof(struct reg_slot) * REGISTRY_SLOTS)
 #define REG_THREADS_BYTES (sizeof(struct reg_thread) * REGISTRY_THREADS_MAX)
@@ -57,6 +60,7 @@ static void reg_invalidate_all(void)
         atomic_fetch_add(&reg_slots[i].gen, 1);
         atomic_store(&reg_slots[i].state, REG_FREE);
     }
+    memset(reg_used, 0, sizeof reg_used);
 }
 
 int registry_open(void)
@@ -165,6 +169,8 @@ struct reg_slot *registry_register(int64_t fiber, const char *label, uint64_t lo
     memset(s->wait_key, 0, sizeof(s->wait_key));
     uint32_t gen = atomic_fetch_add(&s->gen, 1) + 1;
     atomic_store(&s->state, REG_ACTIVE);
+    size_t si = registry_slot_index(s);
+    reg_used[si / 64] |= 1ull << (si % 64);
     registry_self_slot = s;
     registry_self_gen = gen;
 out:
@@ -183,7 +189,20 @@ int registry_unregister(void)
 
 void registry_release(struct reg_slot *s)
 {
-    if (atomic_load(&s->state) == REG_DRAINING) atomic_store(&s->state, REG_FREE);
+    if (atomic_load(&s->state) != REG_DRAINING) return;
+    atomic_store(&s->state, REG_FREE);
+    size_t si = registry_slot_index(s);
+    reg_used[si / 64] &= ~(1ull << (si % 64));
+}
+
+size_t registry_next_used(size_t i)
+{
+    while (i < REGISTRY_SLOTS) {
+        uint64_t w = reg_used[i / 64] >> (i % 64);
+        if (w) return i + (size_t)__builtin_ctzll(w);
+        i = (i / 64 + 1) * 64;
+    }
+    return REGISTRY_SLOTS;
 }
 
 void registry_lock(void)

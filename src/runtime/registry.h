@@ -84,6 +84,10 @@ void registry_unlock(void);
 /* The slot array (REGISTRY_SLOTS entries); walk it with the registry locked. */
 struct reg_slot *registry_slots(void);
 size_t registry_slot_index(const struct reg_slot *s);
+/* With the registry locked: the first slot index >= i that is not FREE, or
+ * REGISTRY_SLOTS. Walk: for (i = registry_next_used(0); i < REGISTRY_SLOTS;
+ * i = registry_next_used(i + 1)). */
+size_t registry_next_used(size_t i);
 
 /* The thread records: how many, and one of them. */
 size_t registry_thread_count(void);

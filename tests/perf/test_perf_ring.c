@@ -290,6 +290,21 @@ static void test_regs_and_stack(void)
     CHECK(drain() == -EBADMSG && nseen == 0);
 }
 
+/* perf record's own layout: IP before TID, PERIOD after TIME. */
+static void test_ip_and_period(void)
+{
+    uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+                  PERF_SAMPLE_CALLCHAIN;
+    uint64_t w[8] = {0, 0x401234, (uint64_t)5 << 32 | 5, 4242, 100000, 1, 0x401234};
+    struct perf_event_header h = {PERF_RECORD_SAMPLE, 0, 7 * 8};
+    memcpy(w, &h, 8);
+    ring_reset(0, st, 0);
+    ring_put(w, 7 * 8);
+    CHECK(drain() == 1);
+    CHECK(seen[0].ip == 0x401234 && seen[0].tid == 5 && seen[0].time == 4242 &&
+          seen[0].period == 100000 && seen_nips[0] == 1 && seen_ips[0][0] == 0x401234);
+}
+
 /* ---- a real event on this thread ---------------------------------------------- */
 
 __attribute__((noinline, section("kestrel_spin"))) static uint64_t spin(uint64_t n)
@@ -384,6 +399,7 @@ int main(void)
     test_bad_headers();
     test_lost_throttle_other();
     test_regs_and_stack();
+    test_ip_and_period();
     test_real_event();
     return check_exit();
 }
