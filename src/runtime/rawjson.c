@@ -192,7 +192,7 @@ static void rj_samples(struct rj *w)
         rj_s(w, i ? ",\n[" : "\n[");
         rj_u(w, r[i].t_rel_ns), rj_s(w, ",");
         rj_u(w, r[i].thread), rj_s(w, ",");
-        rj_i(w, r[i].stack), rj_s(w, ",");
+        rj_i(w, (int32_t)r[i].stack1 - 1), rj_s(w, ",");
         rj_u(w, r[i].state), rj_s(w, ",");
         rj_u(w, r[i].cpu_ns), rj_s(w, "]");
     }
@@ -244,13 +244,11 @@ static void rj_document(struct rj *w, const struct rawjson_meta *m)
     rj_s(w, ",\"rate_hz\":"), rj_u(w, m->rate_hz);
     rj_s(w, ",\"requested_hz\":"), rj_u(w, m->requested_hz);
     rj_s(w, ",\"engine\":"), rj_str(w, m->engine);
-    if (m->engine_fallback)
-        rj_s(w, ",\"engine_fallback\":"), rj_str(w, m->engine_fallback);
+    if (m->engine_fallback) rj_s(w, ",\"engine_fallback\":"), rj_str(w, m->engine_fallback);
     if (m->n_engine_stats) {
         rj_s(w, ",\"engine_stats\":{");
         for (size_t i = 0; i < m->n_engine_stats; i++) {
-            if (i)
-                rj_s(w, ",");
+            if (i) rj_s(w, ",");
             rj_key(w, m->engine_stats[i].name);
             rj_u(w, m->engine_stats[i].value);
         }

@@ -15,9 +15,9 @@
 
 #define SINK_HASH_SLOTS (SINK_STACKS_MAX * 2) /* load factor at most 1/2 */
 /* Rows are backed a chunk at a time, ahead of their writing: one madvise instead of a
- * page fault every 128 rows. A fresh page costs about 5 µs in a virtual machine (the
- * host backs it too); the faults alone were a quarter of the engine thread's time at
- * 10 kHz, and populating them in bulk costs a third less. */
+ * page fault every 256 rows. A fresh page cost about 5 µs here (a virtual machine); the
+ * faults were a quarter of the engine thread's time at 10 kHz, and populating the
+ * pages in bulk costs a third less. */
 #define SINK_ROWS_CHUNK 2048
 
 struct sink_stack {
@@ -143,12 +143,13 @@ void sink_add_interned(struct reg_slot *slot, uint64_t t_ns, uint64_t cpu_ns, in
         t->sampled = 1;
         registry_read_name(t);
     }
+    uint64_t rel = t_ns > sink_start_ns ? t_ns - sink_start_ns : 0;
     sink_rowv[sink_n.samples++] = (struct sink_row){
-        .t_rel_ns = t_ns > sink_start_ns ? t_ns - sink_start_ns : 0,
-        .cpu_ns = cpu_ns,
+        .t_rel_ns = rel < SINK_ROW_T_MAX ? rel : SINK_ROW_T_MAX,
+        .cpu_ns = cpu_ns < SINK_ROW_CPU_MAX ? cpu_ns : SINK_ROW_CPU_MAX,
         .thread = slot->thread_index,
-        .stack = stack,
-        .state = (uint32_t)state,
+        .stack1 = (uint32_t)(stack + 1),
+        .state = (unsigned)state,
     };
 }
 
