@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kestrel's build and tests need, when they are missing.
 # Idempotent and silent when everything is present. `--bench` adds the peers the
-# benchmarks compare against (perf, gperftools, heaptrack, jemalloc, hyperfine).
+# benchmarks compare against (perf, gperftools, heaptrack, jemalloc, hyperfine,
+# llvm-symbolizer).
 set -euo pipefail
 
 # package:probe — the probe is a file or a command that tells whether it is present.
@@ -23,7 +24,7 @@ BENCH_PKGS=(
   linux-perf:/usr/bin/perf google-perftools:/usr/bin/google-pprof
   libgoogle-perftools-dev:/usr/include/gperftools/profiler.h heaptrack:/usr/bin/heaptrack
   libjemalloc-dev:/usr/include/jemalloc/jemalloc.h hyperfine:/usr/bin/hyperfine
-  time:/usr/bin/time
+  time:/usr/bin/time llvm:/usr/bin/llvm-symbolizer
 )
 
 want=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}")
