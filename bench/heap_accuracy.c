@@ -68,8 +68,10 @@ static const double truth[SITES] = {N_KEEP * (double)SZ, N_CAL *(double)SZ, N_AL
 static void *keep[N_KEEP], *cal[N_CAL], *al[N_AL], *g4[N_G4], *g64[N_G64];
 
 /* The runtime's sampling rule without the runtime (heap.c: heap_slow, heap_draw):
- * an exponential countdown of mean m capped at 16 m, weight = the bytes counted since
- * the previous sample, a fresh draw after each sample; realloc counts its new size. */
+ * an exponential countdown of mean m capped at 16 m; the allocation in which it runs
+ * out weighs the gaps of every sample point inside it (the first gap of a session
+ * reaching back past its start by one more draw), and the next countdown runs from
+ * the last point; realloc counts its new size. */
 struct model {
     double m;
     int64_t left, drawn;
@@ -91,15 +93,20 @@ static int64_t model_alloc(struct model *s, int64_t n)
 {
     s->left -= n;
     if (s->left > 0) return 0;
-    int64_t w = s->drawn - s->left;
-    s->left = s->drawn = model_draw(s);
+    int64_t w = 0;
+    do {
+        w += s->drawn;
+        s->drawn = model_draw(s);
+        s->left += s->drawn;
+    } while (s->left <= 0);
     return w;
 }
 
 /* One session of run()'s allocations through the rule: what each site would read. */
 static void model(struct model *s, double est[SITES])
 {
-    s->left = s->drawn = model_draw(s);
+    s->left = model_draw(s);
+    s->drawn = s->left + model_draw(s); /* the first gap reaches back past the start */
     memset(est, 0, SITES * sizeof *est);
     for (int i = 0; i < N_KEEP; i++) {
         est[0] += (double)model_alloc(s, SZ);

@@ -275,21 +275,40 @@ static int64_t heap_slow(size_t n)
     }
     uint32_t gen = __atomic_load_n(&heap_gen, __ATOMIC_ACQUIRE);
     int64_t left = __atomic_load_n(&t->left, __ATOMIC_RELAXED);
-    if (t->gen != gen) { /* a new session: start over from this allocation */
+    if (t->gen != gen) { /* a new session: this thread's stream starts here */
         t->gen = gen;
-        t->drawn = heap_draw(t);
-        left = t->drawn - (int64_t)n;
+        /* The first point's gap reaches back past the start by one more draw, as it
+         * would in a stream sampled forever (memoryless both ways): without it the
+         * bytes early in a session, or in a thread, would read low by one interval's
+         * worth in all, and a thread that allocates less than an interval would read
+         * a fraction of its bytes. */
+        int64_t first = heap_draw(t);
+        t->drawn = first + heap_draw(t);
+        left = first - (int64_t)n;
         __atomic_store_n(&t->left, left, __ATOMIC_RELAXED);
         if (left > 0) return 0;
     }
-    int64_t weight = t->drawn - left; /* the bytes since this thread's previous sample */
-    t->drawn = heap_draw(t);
-    __atomic_store_n(&t->left, t->drawn, __ATOMIC_RELAXED);
-    return weight > 0 ? weight : (int64_t)n;
+    /* Sample points fall on the thread's byte stream as a Poisson process, and each
+     * one weighs the bytes since the point before it: the draw that just ran out. An
+     * allocation may hold several points (it weighs all their gaps), and the next
+     * countdown runs from the last of them, inside this allocation, not from its end:
+     * so each allocation of s bytes reads s on average, however large, and the
+     * weights add up to every byte before the last point. */
+    int64_t weight = 0;
+    do {
+        weight += t->drawn;
+        t->drawn = heap_draw(t);
+        left += t->drawn;
+    } while (left <= 0);
+    __atomic_store_n(&t->left, left, __ATOMIC_RELAXED);
+    return weight;
 }
 
-/* A sampled block of n bytes, or NULL to allocate it the normal way. */
-static void *heap_try_sample(size_t n, size_t align, int zero, uintptr_t fp)
+/* A sampled block of n bytes, or NULL to allocate it the normal way. Kept out of
+ * line: inlined, it would make every interposed function set up a frame and save
+ * registers before its fast path. */
+__attribute__((noinline, cold)) static void *heap_try_sample(size_t n, size_t align, int zero,
+                                                             uintptr_t fp)
 {
     if (!n) return NULL;
     int64_t w = heap_slow(n);
@@ -320,17 +339,26 @@ PUBLIC void free(void *p)
         heap_next.free(p);
 }
 
+/* ENOMEM and NULL, out of line so that the fast paths around it need no frame. */
+__attribute__((noinline, cold)) static void *heap_enomem(void)
+{
+    errno = ENOMEM;
+    return NULL;
+}
+
+/* calloc's slow path, out of line so that its fast path keeps a and b in place. */
+__attribute__((noinline, cold)) static void *heap_calloc_slow(size_t a, size_t b, size_t n,
+                                                              uintptr_t fp)
+{
+    void *p = heap_try_sample(n, 16, 1, fp);
+    return p ? p : heap_next.calloc(a, b);
+}
+
 PUBLIC void *calloc(size_t a, size_t b)
 {
     size_t n;
-    if (__builtin_mul_overflow(a, b, &n)) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    if (heap_count(n)) {
-        void *p = heap_try_sample(n, 16, 1, FRAME());
-        if (p) return p;
-    }
+    if (__builtin_mul_overflow(a, b, &n)) return heap_enomem();
+    if (heap_count(n)) return heap_calloc_slow(a, b, n, FRAME());
     return heap_next.calloc(a, b);
 }
 
@@ -390,10 +418,7 @@ PUBLIC void *realloc(void *p, size_t n)
 PUBLIC void *reallocarray(void *p, size_t a, size_t b)
 {
     size_t n;
-    if (__builtin_mul_overflow(a, b, &n)) {
-        errno = ENOMEM;
-        return NULL;
-    }
+    if (__builtin_mul_overflow(a, b, &n)) return heap_enomem();
     return heap_realloc_at(p, n, FRAME());
 }
 

@@ -112,8 +112,8 @@ static void gz_deflate(const uint8_t *p, size_t n, struct gz_bits *w, int32_t *h
         size_t cand = 0;
         if (i + GZ_MIN_MATCH <= n) {
             uint32_t h = gz_hash(p + i);
-            int32_t c = head[h];
-            head[h] = (int32_t)i;
+            int32_t c = head[h] - 1; /* positions are kept + 1: 0, a fresh page, is none */
+            head[h] = (int32_t)i + 1;
             if (c >= 0 && i - (size_t)c <= GZ_WINDOW) {
                 size_t max = n - i < GZ_MAX_MATCH ? n - i : GZ_MAX_MATCH;
                 unsigned len = 0;
@@ -128,7 +128,7 @@ static void gz_deflate(const uint8_t *p, size_t n, struct gz_bits *w, int32_t *h
         }
         gz_match(w, best, (unsigned)(i - cand));
         for (size_t k = i + 1; k < i + best && k + GZ_MIN_MATCH <= n; k++)
-            head[gz_hash(p + k)] = (int32_t)k;
+            head[gz_hash(p + k)] = (int32_t)k + 1;
         i += best;
     }
     gz_symbol(w, 256);
@@ -154,11 +154,10 @@ static uint32_t gz_crc32(uint32_t crc, const uint8_t *p, size_t n)
 
 int heap_gzip(const uint8_t *p, size_t n, struct pb_buf *out)
 {
-    if (n > INT32_MAX) return -1; /* positions are int32 in the hash */
+    if (n >= INT32_MAX) return -1; /* positions + 1 are int32 in the hash */
     size_t hsize = ((size_t)1 << GZ_HASH_BITS) * sizeof(int32_t);
     int32_t *head = mmap(NULL, hsize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (head == MAP_FAILED) return -1;
-    memset(head, 0xff, hsize);
     static const uint8_t magic[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
     pb_put_raw(out, magic, sizeof magic);
     struct gz_bits w = {out, 0, 0};

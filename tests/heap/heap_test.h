@@ -10,8 +10,10 @@
  * weighing an exponential gap of mean m (capped at 16 m), so its variance is
  * (B/m) E[w^2] <= (B/m) 2 m^2 = 2 B m, and its standard error sqrt(2 B m). An
  * allocation of s bytes adds at most s to a weight: sqrt(2 B (m + s)) bounds it.
- * Every tolerance below is 4.5 of those standard errors, plus one maximal unsampled
- * tail (16 m) where a thread's last bytes after its last sample are not counted. */
+ * Every tolerance below is 4.5 of those standard errors, plus 16 m: a thread's bytes
+ * after its last sample point are not counted, and its first point's gap reaches back
+ * past the start by one more draw (heap.c, heap_slow); each is at most 16 m, and they
+ * pull opposite ways. */
 #ifndef KESTREL_TESTS_HEAP_TEST_H
 #define KESTREL_TESTS_HEAP_TEST_H
 #include <dlfcn.h>
