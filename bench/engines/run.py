@@ -230,7 +230,8 @@ def write_section(path, body, args):
              "a thread runs in short slices, so that count departs from its CPU periods "
              "either way (its rows carry the CPU ns in the 5th column instead). perf record's "
              "workload-only overhead leaves out its own process, which the last overhead "
-             "column includes. Measured " +
+             "column includes. docs/perf-engine.md (What it costs) reads these figures piece by "
+             "piece. Measured " +
              time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()) + ".\n\n")
     section = head + intro + body
     old = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
