@@ -233,7 +233,12 @@ def write_section(path, body, args):
              "column includes. docs/perf-engine.md (What it costs) reads these figures piece by "
              "piece. Measured " +
              time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()) + ".\n\n")
-    section = head + intro + body
+    replace_section(path, head, head + intro + body)
+
+
+def replace_section(path, head, section):
+    """Puts section in place of the one of BENCHMARKS.md that starts with head (up to
+    the next "## "), or at the end when there is none."""
     old = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
     start = old.find(head)
     if start < 0:

@@ -189,16 +189,7 @@ def write_section(path, body, args):
              "bench/runtime/run.py " + args + "\n```\n\nMeasured " +
              time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()) + ". This machine is shared "
              "with other builds; read ratios, not absolute times.\n\n")
-    section = head + intro + body
-    old = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
-    start = old.find(head)
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + section
-    else:
-        end = old.find("\n## ", start + len(head))
-        new = old[:start] + section + ("\n" + old[end + 1:] if end >= 0 else "")
-    with open(path, "w") as f:
-        f.write(new)
+    eng.replace_section(path, head, head + intro + body)
 
 
 if __name__ == "__main__":

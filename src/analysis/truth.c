@@ -274,17 +274,14 @@ static void add_rows(struct truth_report *r, const struct truth_profiler *prof,
         fns[i].name = workload_shares[i].name;
     int *leaf;
     long len = measure_leaf_series(p, -1, fns, WORKLOAD_SHARES_N, &leaf);
-    if (len <= 0) {
-        if (len == 0) free(leaf);
-        return;
-    }
+    if (len < 0) return;
     for (unsigned k = 0; prof->has_times && k < sizeof counts / sizeof *counts; k++) {
         if (counts[k] > max_samples || counts[k] > (uint64_t)len || r->n_rows >= TRUTH_MAX_ROWS)
             break;
         accuracy_windows(leaf, (size_t)len, timed, WORKLOAD_SHARES_N, counts[k],
                          &r->rows[r->n_rows++]);
     }
-    if (r->n_rows == 0 || (!prof->has_times && r->n_rows < TRUTH_MAX_ROWS))
+    if (len > 0 && (r->n_rows == 0 || (!prof->has_times && r->n_rows < TRUTH_MAX_ROWS)))
         accuracy_windows(leaf, (size_t)len, timed, WORKLOAD_SHARES_N, (uint64_t)len,
                          &r->rows[r->n_rows++]);
     free(leaf);

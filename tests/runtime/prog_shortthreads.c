@@ -1,7 +1,6 @@
 /* 2,000 threads created and joined eight at a time; every 50th burns 50 ms of CPU,
  * the others return at once. Prints the tids of the long threads ("long <tid>"), and
  * the open file descriptors and VmSize (KiB) before and after ("fds a b", "vm a b"). */
-#include <dirent.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,31 +9,10 @@
 #include <unistd.h>
 
 #include "burn.h"
+#include "procself.h"
 
 #define THREADS 2000
 static pid_t long_tids[THREADS / 50 + 1];
-
-static int fds(void)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += e->d_name[0] != '.';
-    if (d) closedir(d);
-    return n;
-}
-
-static long vmsize(void)
-{
-    long vm = -1;
-    char line[256];
-    FILE *f = fopen("/proc/self/status", "r");
-    while (f && fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmSize: %ld", &vm) == 1) break;
-    if (f) fclose(f);
-    return vm;
-}
 
 static void *run(void *arg)
 {
@@ -56,8 +34,8 @@ int main(void)
         pthread_join(t[k], NULL);
     struct timespec settle = {0, 200000000};
     nanosleep(&settle, NULL);
-    int fd0 = fds();
-    long vm0 = vmsize();
+    int fd0 = proc_entries("/proc/self/fd");
+    long vm0 = proc_vmsize_kb();
     for (int i = 0; i < THREADS; i += 8) {
         for (int k = 0; k < 8; k++)
             pthread_create(&t[k], NULL, run, (void *)(intptr_t)(i + k));
@@ -70,6 +48,6 @@ int main(void)
     nanosleep(&settle, NULL);
     for (int i = 0; i < THREADS / 50; i++)
         printf("long %d\n", (int)long_tids[i]);
-    printf("fds %d %d\nvm %ld %ld\n", fd0, fds(), vm0, vmsize());
+    printf("fds %d %d\nvm %ld %ld\n", fd0, proc_entries("/proc/self/fd"), vm0, proc_vmsize_kb());
     return 0;
 }
