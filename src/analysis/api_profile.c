@@ -76,7 +76,7 @@ kestrel_analysis *kestrel_analysis_load(const char *path, char *why, size_t why_
         free(a);
         return NULL;
     }
-    struct symbolize_options so = {NULL, 1};
+    struct symbolize_options so = {.quiet = 1};
     int type = profile_find_sample_type(a->p, "samples");
     const char *swhy = NULL;
     if (symbolize_profile(a->p, &so) < 0 || keep_running(a) < 0 ||

@@ -9,7 +9,9 @@
 
 /* Open-addressing tables of indices (+1; 0 = empty), kept at most half full. Each
  * slot keeps its entry's hash: growing never hashes a frame's strings again, and a
- * probe compares strings only when the hashes agree. */
+ * probe compares strings only when the hashes agree. Entries appended without a
+ * lookup (profile_append_frame) are indexed only when a lookup next needs them:
+ * entries [0, used) are in the table. */
 struct index_table {
     uint32_t *slots;
     uint64_t *hashes; /* per slot */
@@ -153,7 +155,7 @@ static uint64_t frame_hash(const struct profile_frame *f)
     return mix(h, f->address);
 }
 
-static int frame_eq(const struct profile_frame *a, const struct profile_frame *b)
+int profile_frame_equal(const struct profile_frame *a, const struct profile_frame *b)
 {
     return a->address == b->address && a->line == b->line && a->column == b->column &&
            a->image == b->image && a->inlined == b->inlined && a->symbolized == b->symbolized &&
@@ -168,10 +170,13 @@ static uint64_t stack_hash(const uint32_t *frames, uint32_t depth)
     return h;
 }
 
-/* Doubles the table and reinserts every index by its kept hash. */
-static int table_grow(struct index_table *t)
+/* Grows the table to hold at least `need` entries at most half full (at least
+ * doubling it) and reinserts every index by its kept hash. */
+static int table_grow(struct index_table *t, size_t need)
 {
     size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
+    while (cap < need * 2)
+        cap *= 2;
     uint32_t *slots = calloc(cap, sizeof *slots);
     uint64_t *hashes = malloc(cap * sizeof *hashes);
     if (!slots || !hashes) {
@@ -329,14 +334,51 @@ char *profile_intern_string(struct profile *p, const char *s)
     return pool_intern(&p->hash->strings, s, &failed);
 }
 
+/* Puts frames appended without a lookup into the table. */
+static int index_appended_frames(struct profile *p)
+{
+    struct index_table *t = &p->hash->frames;
+    if ((p->n_frames + 1) * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t, p->n_frames + 1))
+        return -1;
+    for (; t->used < p->n_frames; t->used++) {
+        uint64_t h = frame_hash(&p->frames[t->used]);
+        size_t j = h & t->mask;
+        while (t->slots[j])
+            j = (j + 1) & t->mask;
+        t->slots[j] = (uint32_t)t->used + 1;
+        t->hashes[j] = h;
+    }
+    return 0;
+}
+
+int64_t profile_append_frame(struct profile *p, const struct profile_frame *f)
+{
+    if (p->n_frames >= UINT32_MAX - 1) return -1;
+    if (grow((void **)&p->frames, &p->cap_frames, p->n_frames + 1, sizeof *p->frames)) return -1;
+    p->frames[p->n_frames] = *f;
+    return (int64_t)p->n_frames++;
+}
+
+int profile_reserve(struct profile *p, size_t frames, size_t stacks)
+{
+    struct index_table *t = &p->hash->stacks;
+    if (grow((void **)&p->frames, &p->cap_frames, frames, sizeof *p->frames) ||
+        grow((void **)&p->stacks, &p->cap_stacks, stacks, sizeof *p->stacks))
+        return -1;
+    if (stacks * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t, stacks)) return -1;
+    return 0;
+}
+
 int64_t profile_intern_frame_owned(struct profile *p, const struct profile_frame *k)
 {
     struct index_table *t = &p->hash->frames;
-    if ((p->n_frames + 1) * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t)) return -1;
+    if (t->used < p->n_frames && index_appended_frames(p)) return -1;
+    if ((p->n_frames + 1) * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t, p->n_frames + 1))
+        return -1;
     uint64_t h = frame_hash(k);
     size_t j = h & t->mask;
     for (; t->slots[j]; j = (j + 1) & t->mask)
-        if (t->hashes[j] == h && frame_eq(&p->frames[t->slots[j] - 1], k)) return t->slots[j] - 1;
+        if (t->hashes[j] == h && profile_frame_equal(&p->frames[t->slots[j] - 1], k)) return t->slots[j] - 1;
     if (p->n_frames >= UINT32_MAX - 1) return -1;
     if (grow((void **)&p->frames, &p->cap_frames, p->n_frames + 1, sizeof *p->frames)) return -1;
     p->frames[p->n_frames] = *k;
@@ -367,7 +409,8 @@ int64_t profile_intern_address(struct profile *p, uint64_t address)
 int64_t profile_intern_stack(struct profile *p, const uint32_t *frames, uint32_t depth)
 {
     struct index_table *t = &p->hash->stacks;
-    if ((p->n_stacks + 1) * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t)) return -1;
+    if ((p->n_stacks + 1) * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t, p->n_stacks + 1))
+        return -1;
     uint64_t h = stack_hash(frames, depth);
     size_t j = h & t->mask;
     for (; t->slots[j]; j = (j + 1) & t->mask) {

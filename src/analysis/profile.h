@@ -155,6 +155,16 @@ char *profile_intern_string(struct profile *p, const char *s);
  * they are not looked up again (the symbolizer interns tens of thousands of frames
  * with the same few thousand strings). */
 int64_t profile_intern_frame_owned(struct profile *p, const struct profile_frame *f);
+/* 1 when a and b are one frame: every field equal, strings (p's own) by address. */
+int profile_frame_equal(const struct profile_frame *a, const struct profile_frame *b);
+/* Appends a frame the caller knows p does not hold (no frame equal to it in every
+ * field; strings p's own, as for profile_intern_frame_owned) without looking it up:
+ * the symbolizer knows, since all the frames of one address come from it at once.
+ * Returns its index or -1. */
+int64_t profile_append_frame(struct profile *p, const struct profile_frame *f);
+/* Makes room for `frames` frames and `stacks` stacks in all, so interning that many
+ * allocates no more. Returns 0 or -1. */
+int profile_reserve(struct profile *p, size_t frames, size_t stacks);
 /* Interns a leaf-first stack of frame indices; returns its index or -1. */
 int64_t profile_intern_stack(struct profile *p, const uint32_t *frames, uint32_t depth);
 /* Appends a sample; values has n_sample_types entries. Returns 0 or -1. */

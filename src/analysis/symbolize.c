@@ -2,6 +2,8 @@
  * only ever be looked up in the module of its own image. */
 #include "analysis/symbolize.h"
 
+#include "analysis/linetab.h"
+
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
@@ -28,10 +30,10 @@ struct sym_cu_range {
 /* One address range of an inlined call inside a function, with what a frame of it
  * needs, looked up once: every address in the function reuses it. */
 struct sym_inl {
-    Dwarf_Addr lo, hi;     /* [lo, hi) in the object's own addresses */
-    uint32_t depth;        /* 1 for a call inlined into the function, 2 inside that... */
-    const char *name;      /* the names cache's string; NULL when unnamed */
-    const char *call_file; /* libdw's or the paths cache's string; NULL when unknown */
+    Dwarf_Addr lo, hi; /* [lo, hi) in the object's own addresses */
+    uint32_t depth;    /* 1 for a call inlined into the function, 2 inside that... */
+    char *name;        /* with's copy; NULL when unnamed */
+    char *call_file;   /* with's copy of the absolute path; NULL when unknown */
     int32_t call_line, call_column;
 };
 
@@ -43,15 +45,23 @@ struct sym_fn {
     Dwarf_Off die;       /* the DW_TAG_subprogram DIE's offset */
     struct sym_inl *inl; /* in DIE order (a call before the calls inlined into it) */
     uint32_t n_inl;
-    uint8_t built;    /* inl and name are set */
-    const char *name; /* the names cache's string; NULL when unnamed */
+    uint8_t built; /* inl and name are set */
+    char *name;    /* with's copy; NULL when unnamed */
 };
 
-/* The functions of one CU, sorted by lo; built on the first address in that CU. */
+/* One CU: its functions, sorted by lo, and its line table, both built on the first
+ * address in that CU. The line table is kestrel's own (linetab.h) unless that
+ * reader leaves the CU to libdw. */
 struct sym_cu_fns {
     Dwarf_Off cu; /* the CU DIE's offset */
     struct sym_fn *fns;
     size_t n;
+    struct linetab lines; /* when own_lines */
+    int own_lines;        /* 1: lines is read; 0: ask libdw (dwarf_getsrc_die, dw_files) */
+    Dwarf_Files *dw_files; /* libdw's file table when !own_lines; NULL when it has none */
+    size_t n_dw_files;
+    char **file_own; /* [lines.n_files]: each file's absolute path, with's copy; NULL
+                        until asked */
 };
 
 /* A function symbol of the ELF symbol table, for addresses DWARF does not describe.
@@ -87,7 +97,9 @@ struct sym_image {
     struct sym_elf *syms; /* sorted by lo; built on the first address DWARF misses */
     size_t n_syms;
     int syms_built;
-    struct sym_strmap names; /* DIE names, by (DIE offset + 1, 0) */
+    struct linetab_sections sections; /* for linetab_read; */
+    int sections_state;               /* 0: not looked for, 1: found, -1: libdw reads lines */
+    struct sym_strmap names;          /* DIE names, by (DIE offset + 1, 0) */
     struct sym_strmap paths; /* absolute source paths, by (libdw's path, comp dir) */
 };
 
@@ -96,9 +108,20 @@ struct sym_span {
     uint32_t first, n;
 };
 
+/* Frames are emitted in (image, address) order, and an equal frame can only have
+ * the same image and address: a new frame is compared with those of its address
+ * alone, [first, with->n_frames), and appended without hashing. */
+struct sym_window {
+    int32_t image;
+    uint64_t address;
+    size_t first;
+};
+
 struct symbolizer {
     struct profile *p;
     struct profile *with; /* the new frames and stacks */
+    struct sym_window window;
+    char *unknown; /* with's "??" */
     const struct symbolize_options *o;
     struct sym_image *images;
     struct sym_span *span[2]; /* [0]: as a return address, [1]: as the leaf */
@@ -414,14 +437,17 @@ static char *own(struct symbolizer *z, const char *s, int *failed)
     return v ? *v : NULL;
 }
 
-static int emit(struct symbolizer *z, const struct profile_frame *f)
+/* Adds frame f, whose strings are with's own, to the output (see sym_window). */
+static int emit_owned(struct symbolizer *z, const struct profile_frame *f)
 {
-    int failed = 0;
-    struct profile_frame k = *f;
-    k.name = own(z, f->name, &failed);
-    k.file = own(z, f->file, &failed);
-    int64_t idx = failed ? -1 : profile_intern_frame_owned(z->with, &k);
-    if (idx < 0) return -1;
+    struct profile *w = z->with;
+    struct sym_window *win = &z->window;
+    if (f->image != win->image || f->address != win->address || win->first > w->n_frames)
+        *win = (struct sym_window){f->image, f->address, w->n_frames};
+    int64_t idx = -1;
+    for (size_t i = win->first; i < w->n_frames && idx < 0; i++)
+        if (profile_frame_equal(&w->frames[i], f)) idx = (int64_t)i;
+    if (idx < 0 && (idx = profile_append_frame(w, f)) < 0) return -1;
     if (z->n_out == z->cap_out) {
         size_t cap = z->cap_out ? z->cap_out * 2 : 4096;
         uint32_t *q = realloc(z->out, cap * sizeof *q);
@@ -431,6 +457,16 @@ static int emit(struct symbolizer *z, const struct profile_frame *f)
     }
     z->out[z->n_out++] = (uint32_t)idx;
     return 0;
+}
+
+/* Adds frame f, whatever its strings belong to. */
+static int emit(struct symbolizer *z, const struct profile_frame *f)
+{
+    int failed = 0;
+    struct profile_frame k = *f;
+    k.name = own(z, f->name, &failed);
+    k.file = own(z, f->file, &failed);
+    return failed ? -1 : emit_owned(z, &k);
 }
 
 static int emit_hex(struct symbolizer *z, const struct profile_frame *old)
@@ -531,8 +567,44 @@ static int collect_fns(Dwarf_Die *parent, struct sym_cu_fns *c, size_t *cap, int
     return 0;
 }
 
-/* The function index of cu, built once. NULL when memory runs out. */
-static struct sym_cu_fns *cu_fns(struct sym_image *si, Dwarf_Die *cu)
+/* Reads cu's line table into c: kestrel's reader when it takes the CU, else libdw's
+ * file table (its rows are asked for address by address). -1 when memory runs out. */
+static int read_lines(struct sym_image *si, Dwarf_Die *cu, struct sym_cu_fns *c, int libdw_only)
+{
+    if (libdw_only) si->sections_state = -1;
+    if (!si->sections_state)
+        si->sections_state =
+            linetab_sections_find(dwarf_cu_getdwarf(cu->cu), &si->sections) ? -1 : 1;
+    int rc = si->sections_state > 0 ? linetab_read(&si->sections, cu, &c->lines) : -1;
+    if (rc == -2) return -1;
+    c->own_lines = rc == 0;
+    if (!c->own_lines && dwarf_getsrcfiles(cu, &c->dw_files, &c->n_dw_files))
+        c->dw_files = NULL, c->n_dw_files = 0;
+    return 0;
+}
+
+/* File idx of c's file table (DW_AT_call_file's numbering, and the line table's) as
+ * an absolute path, with's copy; NULL when unknown, or with *failed set when memory
+ * runs out. */
+static char *cu_file(struct symbolizer *z, struct sym_image *si, Dwarf_Die *cu,
+                     struct sym_cu_fns *c, Dwarf_Word idx, int *failed)
+{
+    if (!c->own_lines) {
+        const char *f = c->dw_files && idx < c->n_dw_files
+                            ? dwarf_filesrc(c->dw_files, idx, NULL, NULL)
+                            : NULL;
+        return own(z, absolute_path(si, cu, f), failed);
+    }
+    if (idx >= c->lines.n_files) return NULL;
+    if (!c->file_own && !(c->file_own = calloc(c->lines.n_files, sizeof *c->file_own)))
+        return *failed = 1, NULL;
+    if (!c->file_own[idx])
+        c->file_own[idx] = own(z, absolute_path(si, cu, c->lines.files[idx]), failed);
+    return c->file_own[idx];
+}
+
+/* The function index and line table of cu, built once. NULL when memory runs out. */
+static struct sym_cu_fns *cu_fns(struct sym_image *si, Dwarf_Die *cu, int libdw_only)
 {
     Dwarf_Off off = dwarf_dieoffset(cu);
     size_t lo = 0, hi = si->n_cus;
@@ -549,7 +621,7 @@ static struct sym_cu_fns *cu_fns(struct sym_image *si, Dwarf_Die *cu)
     si->cus = q;
     struct sym_cu_fns c = {.cu = off};
     size_t cap = 0;
-    if (collect_fns(cu, &c, &cap, 0)) {
+    if (collect_fns(cu, &c, &cap, 0) || read_lines(si, cu, &c, libdw_only)) {
         free(c.fns);
         return NULL;
     }
@@ -560,28 +632,55 @@ static struct sym_cu_fns *cu_fns(struct sym_image *si, Dwarf_Die *cu)
     return &si->cus[lo];
 }
 
+/* name's copy in with, through the names cache; *failed set when memory runs out. */
+static char *owned_die_name(struct symbolizer *z, struct sym_image *si, Dwarf_Die *die,
+                            int *failed)
+{
+    int cached;
+    const char *name = cached_die_name(&si->names, die, &cached);
+    if (!cached) return *failed = 1, NULL;
+    return own(z, name, failed);
+}
+
+/* An inlined call's name. Such a DIE names nothing itself: its name is its abstract
+ * origin's (die_name follows the origin), which many calls share, so the cache is
+ * asked for the origin's — when the origin is in the same file (the cache's keys are
+ * offsets in it; a dwz alternate file has offsets of its own). */
+static char *inlined_name(struct symbolizer *z, struct sym_image *si, Dwarf_Die *d, int *failed)
+{
+    Dwarf_Attribute a;
+    Dwarf_Die origin;
+    if (!dwarf_hasattr(d, DW_AT_linkage_name) && !dwarf_hasattr(d, DW_AT_MIPS_linkage_name) &&
+        !dwarf_hasattr(d, DW_AT_name) &&
+        dwarf_formref_die(dwarf_attr(d, DW_AT_abstract_origin, &a), &origin) &&
+        dwarf_cu_getdwarf(origin.cu) == dwarf_cu_getdwarf(d->cu))
+        return owned_die_name(z, si, &origin, failed);
+    return owned_die_name(z, si, d, failed);
+}
+
 /* Appends every inlined call under parent (through lexical blocks, which hold calls
  * but are not frames) to fn's table, one entry per address range. */
-static int collect_inlined(struct sym_image *si, Dwarf_Die *cu, Dwarf_Die *parent, uint32_t depth,
-                           Dwarf_Files *files, size_t n_files, struct sym_fn *fn, size_t *cap)
+static int collect_inlined(struct symbolizer *z, struct sym_image *si, Dwarf_Die *cu,
+                           struct sym_cu_fns *c, Dwarf_Die *parent, uint32_t depth,
+                           struct sym_fn *fn, size_t *cap)
 {
     Dwarf_Die d;
     if (depth > 64 || dwarf_child(parent, &d) != 0) return 0;
     do {
         int tag = dwarf_tag(&d);
         if (tag == DW_TAG_lexical_block) {
-            if (collect_inlined(si, cu, &d, depth, files, n_files, fn, cap)) return -1;
+            if (collect_inlined(z, si, cu, c, &d, depth, fn, cap)) return -1;
             continue;
         }
         if (tag != DW_TAG_inlined_subroutine) continue;
-        int cached;
-        struct sym_inl e = {.depth = depth, .name = cached_die_name(&si->names, &d, &cached)};
-        if (!cached) return -1;
+        int failed = 0;
+        struct sym_inl e = {.depth = depth, .name = inlined_name(z, si, &d, &failed)};
         /* DWARF 5 numbers files from 0, so 0 is a file like any other. */
         Dwarf_Attribute a;
         Dwarf_Word idx;
-        if (files && !dwarf_formudata(dwarf_attr(&d, DW_AT_call_file, &a), &idx) && idx < n_files)
-            e.call_file = absolute_path(si, cu, dwarf_filesrc(files, idx, NULL, NULL));
+        if (!dwarf_formudata(dwarf_attr(&d, DW_AT_call_file, &a), &idx))
+            e.call_file = cu_file(z, si, cu, c, idx, &failed);
+        if (failed) return -1;
         if (e.call_file) {
             e.call_line = die_udata(&d, DW_AT_call_line);
             e.call_column = die_udata(&d, DW_AT_call_column);
@@ -597,18 +696,17 @@ static int collect_inlined(struct sym_image *si, Dwarf_Die *cu, Dwarf_Die *paren
             }
             fn->inl[fn->n_inl++] = e;
         }
-        if (collect_inlined(si, cu, &d, depth + 1, files, n_files, fn, cap)) return -1;
+        if (collect_inlined(z, si, cu, c, &d, depth + 1, fn, cap)) return -1;
     } while (dwarf_siblingof(&d, &d) == 0);
     return 0;
 }
 
-/* The function holding a (an address in the object's own terms), its name and its
- * table of inlined calls built on first use. NULL when no function holds a or memory
- * runs out. */
-static struct sym_fn *function_at(struct sym_image *si, Dwarf_Die *cu, Dwarf_Addr a)
+/* The function of c holding a (an address in the object's own terms), its name and
+ * its table of inlined calls built on first use. NULL when no function holds a;
+ * NULL with *failed set when memory runs out. */
+static struct sym_fn *function_at(struct symbolizer *z, struct sym_image *si, Dwarf_Die *cu,
+                                  struct sym_cu_fns *c, Dwarf_Addr a, int *failed)
 {
-    struct sym_cu_fns *c = cu_fns(si, cu);
-    if (!c) return NULL;
     size_t lo = 0, hi = c->n;
     while (lo < hi) { /* the last function starting at or below a */
         size_t mid = (lo + hi) / 2;
@@ -624,16 +722,13 @@ static struct sym_fn *function_at(struct sym_image *si, Dwarf_Die *cu, Dwarf_Add
     if (!fn || fn->built) return fn;
     Dwarf_Die die;
     if (!dwarf_offdie(dwarf_cu_getdwarf(cu->cu), fn->die, &die)) return NULL;
-    Dwarf_Files *files = NULL;
-    size_t n_files = 0, cap = 0;
-    if (dwarf_getsrcfiles(cu, &files, &n_files)) files = NULL;
-    int cached;
-    fn->name = cached_die_name(&si->names, &die, &cached);
-    if (!cached || collect_inlined(si, cu, &die, 1, files, n_files, fn, &cap)) {
+    size_t cap = 0;
+    fn->name = owned_die_name(z, si, &die, failed);
+    if (*failed || collect_inlined(z, si, cu, c, &die, 1, fn, &cap)) {
         free(fn->inl);
         fn->inl = NULL;
         fn->n_inl = 0;
-        return NULL;
+        return *failed = 1, NULL;
     }
     fn->built = 1;
     return fn;
@@ -666,18 +761,28 @@ static int resolve(struct symbolizer *z, const struct profile_frame *old, int le
     struct profile_frame f = {.image = old->image, .address = old->address, .symbolized = 1};
     Dwarf_Addr bias = 0;
     Dwarf_Die cu_mem, *cu = cu_of(z, old->image, pc, &cu_mem, &bias);
-    Dwarf_Line *line = cu ? dwarf_getsrc_die(cu, pc - bias) : NULL;
-    f.file = line ? (char *)absolute_path(si, cu, dwarf_linesrc(line, NULL, NULL)) : NULL;
-    if (!f.file || dwarf_lineno(line, &f.line) || dwarf_linecol(line, &f.column))
-        f.file = NULL, f.line = f.column = 0;
+    struct sym_cu_fns *c = cu ? cu_fns(si, cu, z->o->libdw_lines) : NULL;
+    int failed = 0;
+    if (cu && !c) return -1;
+    if (c && c->own_lines) {
+        const struct linetab_row *row = linetab_lookup(&c->lines, pc - bias);
+        f.file = row ? cu_file(z, si, cu, c, row->file, &failed) : NULL;
+        if (f.file) f.line = row->line, f.column = row->column;
+    } else if (cu) {
+        Dwarf_Line *line = dwarf_getsrc_die(cu, pc - bias);
+        f.file = line ? own(z, absolute_path(si, cu, dwarf_linesrc(line, NULL, NULL)), &failed)
+                      : NULL;
+        if (!f.file || dwarf_lineno(line, &f.line) || dwarf_linecol(line, &f.column))
+            f.file = NULL, f.line = f.column = 0;
+    }
 
-    struct sym_fn *fn = cu ? function_at(si, cu, pc - bias) : NULL;
+    struct sym_fn *fn = c ? function_at(z, si, cu, c, pc - bias, &failed) : NULL;
+    if (failed) return -1;
     const char *symname = fn && fn->name ? NULL : sym_name_of(si, pc);
     if (!fn && !symname) return emit_hex(z, old);
-    /* A function without a DWARF name takes the symbol table's. The demangled
-     * string is made with's own before emit sees it (emit wants lasting strings). */
+    /* A function without a DWARF name takes the symbol table's. */
     char *demangled = symname ? demangle(symname) : NULL;
-    const char *sym_own = demangled ? profile_intern_string(z->with, demangled) : NULL;
+    char *sym_own = demangled ? profile_intern_string(z->with, demangled) : NULL;
     free(demangled);
     if (symname && !sym_own) return -1;
     int rc = 0;
@@ -686,17 +791,17 @@ static int resolve(struct symbolizer *z, const struct profile_frame *old, int le
         int n = inline_chain(fn, pc - bias, chain, MAX_INLINED);
         f.inlined = 1;
         for (int i = n - 1; !rc && i >= 0; i--) {
-            f.name = (char *)(chain[i]->name ? chain[i]->name : "??");
-            rc = emit(z, &f);
+            f.name = chain[i]->name ? chain[i]->name : z->unknown;
+            rc = emit_owned(z, &f);
             /* The caller is at this inlined call's site. */
-            f.file = (char *)chain[i]->call_file;
+            f.file = chain[i]->call_file;
             f.line = chain[i]->call_line;
             f.column = chain[i]->call_column;
         }
     }
     f.inlined = 0;
-    f.name = (char *)(sym_own ? sym_own : fn && fn->name ? fn->name : "??");
-    if (!rc) rc = emit(z, &f);
+    f.name = sym_own ? sym_own : fn && fn->name ? fn->name : z->unknown;
+    if (!rc) rc = emit_owned(z, &f);
     return rc;
 }
 
@@ -818,8 +923,11 @@ int symbolize_profile(struct profile *p, const struct symbolize_options *o)
     z.span[0] = calloc(p->n_frames + 1, sizeof *z.span[0]);
     z.span[1] = calloc(p->n_frames + 1, sizeof *z.span[1]);
     uint32_t *map = malloc((p->n_stacks + 1) * sizeof *map);
-    int rc = z.with && z.images && z.span[0] && z.span[1] && map ? 0 : -1;
+    z.unknown = z.with ? profile_intern_string(z.with, "??") : NULL;
+    z.window.first = SIZE_MAX; /* no address yet */
+    int rc = z.with && z.unknown && z.images && z.span[0] && z.span[1] && map ? 0 : -1;
     if (!rc) rc = resolve_all(&z);
+    if (!rc) rc = profile_reserve(z.with, 0, p->n_stacks);
     if (!rc) rc = rebuild(&z, map);
     if (!rc) profile_replace_stacks(p, z.with, map);
     for (size_t i = 0; z.images && i < p->n_images; i++)
@@ -830,6 +938,8 @@ int symbolize_profile(struct profile *p, const struct symbolize_options *o)
                 for (size_t k = 0; k < z.images[i].cus[c].n; k++)
                     free(z.images[i].cus[c].fns[k].inl);
                 free(z.images[i].cus[c].fns);
+                linetab_free(&z.images[i].cus[c].lines);
+                free(z.images[i].cus[c].file_own);
             }
             free(z.images[i].cus);
             free(z.images[i].syms);

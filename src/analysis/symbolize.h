@@ -18,6 +18,9 @@
 struct symbolize_options {
     const char *binary; /* --binary: the main image's file under a moved path; or NULL */
     int quiet;          /* 1: no warnings, no progress line */
+    int libdw_lines;    /* 1: every line table from libdw, none from kestrel's reader
+                           (linetab.h): the answers are the same, only slower; tests
+                           compare the two */
 };
 
 /* Resolves p's unresolved frames and rebuilds its stacks. Frames already symbolized

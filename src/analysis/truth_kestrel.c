@@ -51,7 +51,7 @@ static struct profile *run_kestrel(const struct truth_profiler *self, char *cons
     struct profile *p = read_profile(path, why, why_size);
     unlink(path);
     if (!p) return NULL;
-    struct symbolize_options so = {NULL, 1};
+    struct symbolize_options so = {.quiet = 1};
     if (symbolize_profile(p, &so) < 0) {
         snprintf(why, why_size, "out of memory symbolizing");
         profile_free(p);

@@ -30,3 +30,24 @@ $(BUILD)/tests/cli/clang/fixture_symbols_v2: tests/cli/fixture_symbols.cpp
 $(BUILD)/tests/cli/test_symbolize: $(BUILD)/tests/cli/fixture_symbols \
     $(BUILD)/tests/cli/fixture_symbols_v2 $(BUILD)/tests/cli/clang/fixture_symbols \
     $(BUILD)/tests/cli/clang/fixture_symbols_v2
+
+# One small program built every way whose line tables the line-table reader must
+# read as libdw does (tests/cli/test_linetab.c).
+LINETAB_DIR  := $(BUILD)/tests/cli/linetab
+LINETAB_SRC  := tests/cli/fixture_lines.c tests/cli/fixture_lines.h
+LINETAB_BINS := $(addprefix $(LINETAB_DIR)/,gcc-dwarf5 gcc-dwarf4 gcc-dwarf3 gcc-gc-sections \
+                  gcc-gz clang-dwarf5 clang-dwarf4)
+LINETAB_CFLAGS_gcc-dwarf5      := gcc -O2 -g
+LINETAB_CFLAGS_gcc-dwarf4      := gcc -O2 -gdwarf-4
+LINETAB_CFLAGS_gcc-dwarf3      := gcc -O0 -gdwarf-2
+LINETAB_CFLAGS_gcc-gc-sections := gcc -O2 -g -ffunction-sections -Wl,--gc-sections
+LINETAB_CFLAGS_gcc-gz          := gcc -O2 -g -gz
+LINETAB_CFLAGS_clang-dwarf5    := clang -O2 -g
+LINETAB_CFLAGS_clang-dwarf4    := clang -O2 -gdwarf-4
+$(LINETAB_DIR)/%: $(LINETAB_SRC)
+	@mkdir -p $(@D)
+	$(LINETAB_CFLAGS_$*) -Itests/cli -o $@ tests/cli/fixture_lines.c
+$(BUILD)/tests/cli/test_linetab: $(LINETAB_BINS) $(BUILD)/tests/cli/fixture_symbols \
+    $(BUILD)/tests/cli/clang/fixture_symbols $(KESTREL)
+$(BUILD)/tests/cli/test_symbolize_lines: $(LINETAB_BINS) $(BUILD)/tests/cli/fixture_symbols \
+    $(BUILD)/tests/cli/clang/fixture_symbols $(KESTREL)
