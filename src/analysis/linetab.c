@@ -376,10 +376,24 @@ struct rows {
     size_t n_runs, cap_runs;
 };
 
+/* Notes that a run starts at the next row. Returns 0 or -2. */
+static int start_run(struct rows *rs)
+{
+    if (rs->n_runs == rs->cap_runs) {
+        size_t cap = rs->cap_runs ? rs->cap_runs * 2 : 8;
+        size_t *q = realloc(rs->runs, cap * sizeof *q);
+        if (!q) return -2;
+        rs->runs = q, rs->cap_runs = cap;
+    }
+    rs->runs[rs->n_runs++] = rs->n;
+    return 0;
+}
+
 /* Appends a row, one per address within a run: at an address already holding a
  * row, a row that is not an end replaces it (the later row wins, and an end loses
- * to any row) and an end is dropped. Returns 0 or -2. */
-static int push(struct rows *rs, const struct linetab_row *row)
+ * to any row) and an end is dropped. Every row takes at least a byte of the
+ * program, so rows has room for them all. Returns 0, or -2 when memory runs out. */
+static inline int push(struct rows *rs, const struct linetab_row *row)
 {
     if (rs->n) {
         struct linetab_row *prev = &rs->r[rs->n - 1];
@@ -387,22 +401,11 @@ static int push(struct rows *rs, const struct linetab_row *row)
             if (row->file != LINETAB_END) *prev = *row;
             return 0;
         }
+        if (prev->addr > row->addr && start_run(rs)) return -2;
+    } else if (start_run(rs)) {
+        return -2;
     }
-    if (!rs->n || rs->r[rs->n - 1].addr > row->addr) {
-        if (rs->n_runs == rs->cap_runs) {
-            size_t cap = rs->cap_runs ? rs->cap_runs * 2 : 8;
-            size_t *q = realloc(rs->runs, cap * sizeof *q);
-            if (!q) return -2;
-            rs->runs = q, rs->cap_runs = cap;
-        }
-        rs->runs[rs->n_runs++] = rs->n;
-    }
-    if (rs->n == rs->cap) {
-        size_t cap = rs->cap * 2;
-        struct linetab_row *q = realloc(rs->r, cap * sizeof *q);
-        if (!q) return -2;
-        rs->r = q, rs->cap = cap;
-    }
+    if (rs->n == rs->cap) return -2; /* cannot happen: see above */
     rs->r[rs->n++] = *row;
     return 0;
 }
@@ -618,7 +621,7 @@ int linetab_read(const struct linetab_sections *s, Dwarf_Die *cu, struct linetab
     int rc = read_header(s, s->line + off, comp_dir, address_size, &h, t);
     struct rows rs = {0};
     if (!rc) {
-        rs.cap = (size_t)(h.end - h.program) / 4 + 16;
+        rs.cap = (size_t)(h.end - h.program) + 1;
         rs.r = malloc(rs.cap * sizeof *rs.r);
         rc = rs.r ? run_program(&h, t->n_files, &rs) : -2;
     }
@@ -637,9 +640,24 @@ int linetab_read(const struct linetab_sections *s, Dwarf_Die *cu, struct linetab
     return 0;
 }
 
-const struct linetab_row *linetab_lookup(const struct linetab *t, uint64_t a)
+const struct linetab_row *linetab_lookup(struct linetab *t, uint64_t a)
 {
     size_t lo = 0, hi = t->n_rows;
+    /* Rows [0, lo) are at or below a and [hi, n) above it: from the last row found,
+     * steps of doubling length up to a row above a narrow the search. */
+    if (t->hint < t->n_rows && t->rows[t->hint].addr <= a) {
+        size_t step = 1;
+        lo = t->hint + 1;
+        while (lo < t->n_rows) {
+            size_t probe = lo + step - 1 < t->n_rows ? lo + step - 1 : t->n_rows - 1;
+            if (t->rows[probe].addr > a) {
+                hi = probe;
+                break;
+            }
+            lo = probe + 1;
+            step *= 2;
+        }
+    }
     while (lo < hi) { /* the first row past a */
         size_t mid = lo + (hi - lo) / 2;
         if (t->rows[mid].addr <= a)
@@ -647,8 +665,9 @@ const struct linetab_row *linetab_lookup(const struct linetab *t, uint64_t a)
         else
             hi = mid;
     }
-    if (!lo || t->rows[lo - 1].file == LINETAB_END) return NULL;
-    return &t->rows[lo - 1];
+    if (!lo) return NULL;
+    t->hint = lo - 1;
+    return t->rows[lo - 1].file == LINETAB_END ? NULL : &t->rows[lo - 1];
 }
 
 void linetab_free(struct linetab *t)

@@ -44,6 +44,7 @@ struct linetab_row {
 struct linetab {
     struct linetab_row *rows;
     size_t n_rows;
+    size_t hint; /* the row the last lookup found: lookups mostly go up from it */
     const char **files; /* names as libdw makes them; files[i] owned when owned[i] */
     uint8_t *owned;
     size_t n_files;
@@ -58,8 +59,9 @@ int linetab_sections_find(Dwarf *dw, struct linetab_sections *s);
  * is one this reader leaves to libdw (t is then empty); -2 when memory runs out. */
 int linetab_read(const struct linetab_sections *s, Dwarf_Die *cu, struct linetab *t);
 
-/* The row describing a; NULL when none does. */
-const struct linetab_row *linetab_lookup(const struct linetab *t, uint64_t a);
+/* The row describing a; NULL when none does. Fastest when addresses come in
+ * increasing order. */
+const struct linetab_row *linetab_lookup(struct linetab *t, uint64_t a);
 
 /* File i's name; NULL when i is past the table. */
 static inline const char *linetab_file(const struct linetab *t, uint32_t i)

@@ -27,7 +27,7 @@ static int same_str(const char *a, const char *b)
 }
 
 /* Compares the answers at address a; returns 1 when they agree. */
-static int same_at(Dwarf_Die *cu, const struct linetab *t, Dwarf_Addr a, const char *what)
+static int same_at(Dwarf_Die *cu, struct linetab *t, Dwarf_Addr a, const char *what)
 {
     Dwarf_Line *l = dwarf_getsrc_die(cu, a);
     const struct linetab_row *r = linetab_lookup(t, a);
