@@ -19,8 +19,8 @@ int linetab_sections_find(Dwarf *dw, struct linetab_sections *s)
     /* Relocatable objects need relocations applied to their addresses; a foreign
      * byte order needs swapping: libdw does both, this reader neither. */
     if (!elf || !gelf_getehdr(elf, &eh) || eh.e_type == ET_REL ||
-        eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB
-                                                                          : ELFDATA2MSB) ||
+        eh.e_ident[EI_DATA] !=
+            (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB) ||
         elf_getshdrstrndx(elf, &shstrndx))
         return -1;
     for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
@@ -424,7 +424,7 @@ static int run_program(const struct header *h, size_t n_files, struct rows *rs)
     do {                                                                                           \
         if (line < INT32_MIN || line > INT32_MAX) return -1;                                       \
         struct linetab_row row_ = {addr, (int32_t)line, (uint16_t)column,                          \
-                                   (uint16_t)((is_end)          ? LINETAB_END                      \
+                                   (uint16_t)((is_end)         ? LINETAB_END                       \
                                               : file < n_files ? file                              \
                                                                : LINETAB_NOFILE)};                 \
         if ((rc = push(rs, &row_))) return rc;                                                     \
@@ -610,8 +610,7 @@ int linetab_read(const struct linetab_sections *s, Dwarf_Die *cu, struct linetab
     Dwarf_Word off;
     /* Split units take their lines from the skeleton: libdw's business. */
     if (!s->line || dwarf_cu_info(cu->cu, &version, &unit_type, NULL, NULL, NULL, NULL, NULL) ||
-        (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
-         unit_type != DW_UT_skeleton) ||
+        (unit_type != DW_UT_compile && unit_type != DW_UT_partial && unit_type != DW_UT_skeleton) ||
         !dwarf_diecu(cu, &mem, &address_size, &offset_size) ||
         (address_size != 4 && address_size != 8) ||
         dwarf_formudata(dwarf_attr(cu, DW_AT_stmt_list, &a), &off) || off >= s->line_size)

@@ -44,7 +44,7 @@ struct linetab_row {
 struct linetab {
     struct linetab_row *rows;
     size_t n_rows;
-    size_t hint; /* the row the last lookup found: lookups mostly go up from it */
+    size_t hint;        /* the row the last lookup found: lookups mostly go up from it */
     const char **files; /* names as libdw makes them; files[i] owned when owned[i] */
     uint8_t *owned;
     size_t n_files;

@@ -378,7 +378,8 @@ int64_t profile_intern_frame_owned(struct profile *p, const struct profile_frame
     uint64_t h = frame_hash(k);
     size_t j = h & t->mask;
     for (; t->slots[j]; j = (j + 1) & t->mask)
-        if (t->hashes[j] == h && profile_frame_equal(&p->frames[t->slots[j] - 1], k)) return t->slots[j] - 1;
+        if (t->hashes[j] == h && profile_frame_equal(&p->frames[t->slots[j] - 1], k))
+            return t->slots[j] - 1;
     if (p->n_frames >= UINT32_MAX - 1) return -1;
     if (grow((void **)&p->frames, &p->cap_frames, p->n_frames + 1, sizeof *p->frames)) return -1;
     p->frames[p->n_frames] = *k;

@@ -133,7 +133,8 @@ static int debug_line_of(const char *path, size_t *at, size_t *size)
     if (elf && !elf_getshdrstrndx(elf, &shstrndx))
         for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && rc; scn = elf_nextscn(elf, scn)) {
             GElf_Shdr sh;
-            const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+            const char *name =
+                gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
             if (name && !strcmp(name, ".debug_line") && sh.sh_type == SHT_PROGBITS &&
                 !(sh.sh_flags & SHF_COMPRESSED))
                 *at = sh.sh_offset, *size = sh.sh_size, rc = 0;
@@ -181,8 +182,8 @@ static int libc_debug(char *out, size_t size)
                           "/lib64/libc.so.6"};
     for (size_t i = 0; i < sizeof libs / sizeof *libs; i++) {
         char cmd[512];
-        snprintf(cmd, sizeof cmd,
-                 "readelf -n %s 2>/dev/null | awk '/Build ID/ {print $3; exit}'", libs[i]);
+        snprintf(cmd, sizeof cmd, "readelf -n %s 2>/dev/null | awk '/Build ID/ {print $3; exit}'",
+                 libs[i]);
         FILE *p = popen(cmd, "r");
         char id[128] = "";
         if (p) {
@@ -201,10 +202,10 @@ int main(int argc, char **argv)
 {
     elf_version(EV_CURRENT);
     const char *fixtures[] = {
-        "build/tests/cli/linetab/gcc-dwarf5",   "build/tests/cli/linetab/gcc-dwarf4",
-        "build/tests/cli/linetab/gcc-dwarf3",   "build/tests/cli/linetab/gcc-gc-sections",
-        "build/tests/cli/linetab/gcc-gz",       "build/tests/cli/linetab/clang-dwarf5",
-        "build/tests/cli/linetab/clang-dwarf4", "build/tests/cli/fixture_symbols",
+        "build/tests/cli/linetab/gcc-dwarf5",    "build/tests/cli/linetab/gcc-dwarf4",
+        "build/tests/cli/linetab/gcc-dwarf3",    "build/tests/cli/linetab/gcc-gc-sections",
+        "build/tests/cli/linetab/gcc-gz",        "build/tests/cli/linetab/clang-dwarf5",
+        "build/tests/cli/linetab/clang-dwarf4",  "build/tests/cli/fixture_symbols",
         "build/tests/cli/clang/fixture_symbols", "build/bin/kestrel",
     };
     struct tally all = {0};

@@ -4,7 +4,10 @@
  * either side of it, each as a leaf and as a return address, symbolized both ways;
  * every frame (function, file, line, column, inlined or not) must be the same. On
  * the fixture built every way tests/cli/test_linetab.c uses, the C++ fixture, kestrel
- * itself, and libc through its separate debug file when that is installed.
+ * itself, and libc through its separate debug file when that is installed. Then on
+ * copies with a damaged .debug_line: a version no reader knows (no lines either way,
+ * the functions still named) and a vendor opcode kestrel's reader leaves to libdw
+ * (the lines libdw reads, through the fallback).
  *
  *   test_symbolize_lines [BINARY...]   those, or the ones given */
 #include <dwarf.h>
@@ -13,8 +16,10 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/linetab.h"
 #include "analysis/symbolize.h"
 #include "check.h"
 
@@ -92,8 +97,8 @@ static struct profile *profile_of(const char *path, const uint64_t *a, size_t n)
     struct profile *p = profile_new(PROFILE_CPU);
     CHECK(p != NULL);
     if (!p || text_of(path, &lo, &size)) return p;
-    struct profile_image im = {.path = (char *)path, .text = lo, .text_size = size,
-                               .slide_known = 1, .is_main = 1};
+    struct profile_image im = {
+        .path = (char *)path, .text = lo, .text_size = size, .slide_known = 1, .is_main = 1};
     int64_t one = 1;
     CHECK(profile_add_sample_type(p, "samples", "count") == 0);
     CHECK(profile_add_thread(p, "main", 0, 1, NULL) == 0);
@@ -112,18 +117,23 @@ static int same_str(const char *a, const char *b)
     return a == b || (a && b && !strcmp(a, b));
 }
 
+struct outcome {
+    size_t frames, with_line, named; /* named: resolved to a function, not hex */
+};
+
 /* Symbolizes path's row addresses both ways (their lines read from `lines`, the
  * file itself or its separate debug file) and compares. */
-static void compare(const char *path, const char *lines)
+static struct outcome compare(const char *path, const char *lines)
 {
+    struct outcome out = {0};
     size_t n;
     uint64_t *a = row_addresses(lines, &n);
     CHECKF(a && n > 10, "%s: no line rows", lines);
-    if (!a) return;
+    if (!a) return out;
     struct profile *own = profile_of(path, a, n), *libdw = profile_of(path, a, n);
     struct symbolize_options o1 = {.quiet = 1}, o2 = {.quiet = 1, .libdw_lines = 1};
     CHECK(own && libdw && symbolize_profile(own, &o1) == 0 && symbolize_profile(libdw, &o2) == 0);
-    size_t differ = 0, frames = 0, with_line = 0;
+    size_t differ = 0, frames = 0, with_line = 0, named = 0;
     for (size_t i = 0; own && libdw && i < own->n_samples && i < libdw->n_samples; i++) {
         const struct profile_stack *x = &own->stacks[own->samples[i].stack],
                                    *y = &libdw->stacks[libdw->samples[i].stack];
@@ -131,11 +141,12 @@ static void compare(const char *path, const char *lines)
         for (uint32_t k = 0; same && k < x->depth; k++) {
             const struct profile_frame *f = &own->frames[x->frames[k]],
                                        *g = &libdw->frames[y->frames[k]];
-            same = same_str(f->name, g->name) && same_str(f->file, g->file) &&
-                   f->line == g->line && f->column == g->column && f->inlined == g->inlined &&
+            same = same_str(f->name, g->name) && same_str(f->file, g->file) && f->line == g->line &&
+                   f->column == g->column && f->inlined == g->inlined &&
                    f->symbolized == g->symbolized && f->address == g->address;
             frames++;
             with_line += f->line > 0;
+            named += f->symbolized;
         }
         if (!same && differ++ < 5) {
             const struct profile_frame *f = &own->frames[x->frames[0]],
@@ -147,13 +158,131 @@ static void compare(const char *path, const char *lines)
     }
     CHECKF(own && libdw && own->n_samples == libdw->n_samples && differ == 0,
            "%s: %zu of %zu samples differ", path, differ, own ? own->n_samples : 0);
-    /* The comparison means something only when lines were found. */
-    CHECKF(with_line > frames / 4, "%s: %zu of %zu frames have a line", path, with_line, frames);
     fprintf(stderr, "%s: %zu addresses, %zu frames, %zu with a line: %s\n", path, n, frames,
             with_line, differ ? "DIFFERENT" : "same");
     profile_free(own);
     profile_free(libdw);
     free(a);
+    return (struct outcome){frames, with_line, named};
+}
+
+/* The comparison means something only when lines were found. */
+static void compare_with_lines(const char *path, const char *lines)
+{
+    struct outcome o = compare(path, lines);
+    CHECKF(o.with_line > o.frames / 4, "%s: %zu of %zu frames have a line", path, o.with_line,
+           o.frames);
+}
+
+/* .debug_line's file offset in the ELF file `elf` (its bytes); 0 when absent. */
+static size_t debug_line_at(const unsigned char *elf, size_t size, size_t *len)
+{
+    Elf *e = elf_memory((char *)elf, size);
+    size_t shstrndx, at = 0;
+    if (e && !elf_getshdrstrndx(e, &shstrndx))
+        for (Elf_Scn *scn = elf_nextscn(e, NULL); scn && !at; scn = elf_nextscn(e, scn)) {
+            GElf_Shdr sh;
+            const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
+            if (name && !strcmp(name, ".debug_line")) at = sh.sh_offset, *len = sh.sh_size;
+        }
+    elf_end(e);
+    return at;
+}
+
+/* A copy of src at dst with every line-table header's version set to 9, or with
+ * every DW_LNE_set_discriminator turned into a vendor opcode (DW_LNE_lo_user) of the
+ * same length, which libdw skips and kestrel's reader does not know. Returns how
+ * many places were changed. */
+static int damaged_copy(const char *src, const char *dst, int vendor)
+{
+    FILE *f = fopen(src, "rb");
+    struct stat st;
+    if (!f || fstat(fileno(f), &st)) return 0;
+    size_t size = (size_t)st.st_size, len = 0, changed = 0;
+    unsigned char *b = malloc(size);
+    if (!b || fread(b, 1, size, f) != size) size = 0;
+    fclose(f);
+    size_t at = size ? debug_line_at(b, size, &len) : 0;
+    if (at && !vendor) {
+        for (size_t u = 0; u + 6 <= len;) { /* 32-bit DWARF units: length, version */
+            uint32_t ul = b[at + u] | b[at + u + 1] << 8 | b[at + u + 2] << 16 |
+                          (uint32_t)b[at + u + 3] << 24;
+            b[at + u + 4] = 9, b[at + u + 5] = 0, changed++;
+            u += 4 + (size_t)ul;
+        }
+    } else if (at) {
+        /* readelf names each opcode's offset in the section. */
+        char cmd[1200];
+        snprintf(cmd, sizeof cmd,
+                 "readelf --debug-dump=rawline '%s' | sed -n 's/^ *\\[0x\\([0-9a-f]*\\)\\] *"
+                 "Extended opcode 4: set Discriminator.*/\\1/p'",
+                 src);
+        FILE *p = popen(cmd, "r");
+        char line[64];
+        while (p && fgets(line, sizeof line, p)) {
+            size_t o = (size_t)strtoul(line, NULL, 16);
+            if (o + 2 < len && b[at + o] == 0 && b[at + o + 2] == DW_LNE_set_discriminator)
+                b[at + o + 2] = DW_LNE_lo_user, changed++;
+        }
+        if (p) pclose(p);
+    }
+    FILE *out = fopen(dst, "wb");
+    if (!out || fwrite(b, 1, size, out) != size) changed = 0;
+    if (out) fclose(out);
+    chmod(dst, 0755);
+    free(b);
+    return (int)changed;
+}
+
+/* How many of path's CUs kestrel's reader refuses while libdw reads them. */
+static size_t left_to_libdw(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    Dwarf *dw = fd < 0 ? NULL : dwarf_begin(fd, DWARF_C_READ);
+    struct linetab_sections s;
+    size_t n = 0;
+    Dwarf_Off off = 0, next;
+    size_t hsize;
+    while (dw && !linetab_sections_find(dw, &s) &&
+           dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+        Dwarf_Die cu;
+        struct linetab t;
+        Dwarf_Lines *ls;
+        size_t nl;
+        if (dwarf_offdie(dw, off + hsize, &cu)) {
+            int rc = linetab_read(&s, &cu, &t);
+            if (!rc) linetab_free(&t);
+            n += rc == -1 && dwarf_getsrclines(&cu, &ls, &nl) == 0 && nl > 0;
+        }
+        off = next;
+    }
+    if (dw) dwarf_end(dw);
+    if (fd >= 0) close(fd);
+    return n;
+}
+
+static void damaged(void)
+{
+    char dir[] = "/tmp/kestrel-symlines-XXXXXX", path[600];
+    CHECK(mkdtemp(dir) != NULL);
+    char *cwd = getcwd(NULL, 0);
+    char src[600];
+    snprintf(src, sizeof src, "%s/build/tests/cli/linetab/gcc-dwarf5", cwd ? cwd : ".");
+    free(cwd);
+    snprintf(path, sizeof path, "%s/version9", dir);
+    CHECK(damaged_copy(src, path, 0) > 0);
+    struct outcome o = compare(path, src);
+    CHECKF(o.with_line == 0 && o.named > o.frames / 2,
+           "version 9: %zu of %zu frames named, %zu with a line", o.named, o.frames, o.with_line);
+    snprintf(path, sizeof path, "%s/vendor", dir);
+    CHECK(damaged_copy(src, path, 1) > 0);
+    CHECK(left_to_libdw(path) > 0);
+    o = compare(path, src);
+    CHECKF(o.with_line > o.frames / 4, "vendor opcode: %zu of %zu frames with a line", o.with_line,
+           o.frames);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
 }
 
 int main(int argc, char **argv)
@@ -161,14 +290,14 @@ int main(int argc, char **argv)
     elf_version(EV_CURRENT);
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
-            compare(argv[i], argv[i]);
+            compare_with_lines(argv[i], argv[i]);
         return check_exit();
     }
     const char *bins[] = {
-        "build/tests/cli/linetab/gcc-dwarf5",   "build/tests/cli/linetab/gcc-dwarf4",
-        "build/tests/cli/linetab/gcc-dwarf3",   "build/tests/cli/linetab/gcc-gc-sections",
-        "build/tests/cli/linetab/gcc-gz",       "build/tests/cli/linetab/clang-dwarf5",
-        "build/tests/cli/linetab/clang-dwarf4", "build/tests/cli/fixture_symbols",
+        "build/tests/cli/linetab/gcc-dwarf5",    "build/tests/cli/linetab/gcc-dwarf4",
+        "build/tests/cli/linetab/gcc-dwarf3",    "build/tests/cli/linetab/gcc-gc-sections",
+        "build/tests/cli/linetab/gcc-gz",        "build/tests/cli/linetab/clang-dwarf5",
+        "build/tests/cli/linetab/clang-dwarf4",  "build/tests/cli/fixture_symbols",
         "build/tests/cli/clang/fixture_symbols", "build/bin/kestrel",
     };
     for (size_t i = 0; i < sizeof bins / sizeof *bins; i++) {
@@ -177,7 +306,7 @@ int main(int argc, char **argv)
         char *cwd = getcwd(NULL, 0);
         snprintf(path, sizeof path, "%s/%s", cwd ? cwd : ".", bins[i]);
         free(cwd);
-        compare(path, path);
+        compare_with_lines(path, path);
     }
     /* libc and its separate debug file, found by build id as the symbolizer finds it. */
     FILE *p = popen("readelf -n /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null | "
@@ -191,8 +320,9 @@ int main(int argc, char **argv)
     id[strcspn(id, "\n")] = 0;
     snprintf(dbg, sizeof dbg, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id[0] ? id + 2 : "");
     if (strlen(id) > 4 && access(dbg, R_OK) == 0)
-        compare("/lib/x86_64-linux-gnu/libc.so.6", dbg);
+        compare_with_lines("/lib/x86_64-linux-gnu/libc.so.6", dbg);
     else
         fprintf(stderr, "libc's debug file is not installed: skipped\n");
+    damaged();
     return check_exit();
 }
