@@ -1,4 +1,4 @@
-# The CLI benchmark (figures -> BENCHMARKS.md `## CLI`) and the readers' fuzz targets
+# The CLI benchmark (figures -> BENCHMARKS.md `## CLI`) and the fuzz targets
 # run longer than `make test` runs them (FUZZ_BENCH_SECONDS each).
 FUZZ_BENCH_SECONDS ?= 300
 CLI_BENCH_TOOL := $(BUILD)/bench/cli/export_bench
@@ -19,5 +19,5 @@ $(CLI_BENCH): $(CLI_BENCH_TOOL) $(KESTREL) bench/cli/run.sh
 
 $(FUZZ_BENCH): $(FUZZ_TARGETS)
 	@printf '#!/bin/sh\nset -e\nexport FUZZ_SEED=0\n%s\n' \
-	    "$(foreach r,$(FUZZ_READERS),tests/fuzz/run_fuzz.sh $(BUILD)/fuzz/fuzz_$(r) tests/fuzz/corpus/$(r) $(FUZZ_BENCH_SECONDS) $(wildcard tests/fuzz/$(r).dict);)" > $@
+	    "$(foreach r,$(FUZZ_NAMES),tests/fuzz/run_fuzz.sh $(BUILD)/fuzz/fuzz_$(r) tests/fuzz/corpus/$(r) $(FUZZ_BENCH_SECONDS) $(wildcard tests/fuzz/$(r).dict);)" > $@
 	@chmod +x $@

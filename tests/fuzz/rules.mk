@@ -8,8 +8,9 @@ FUZZ_FLAGS   := -std=gnu11 -g -O1 -Iinclude -Isrc -D_GNU_SOURCE -fno-omit-frame-
 FUZZ_LIB_SRCS := $(ANALYSIS_SRCS) $(SHARED_RUNTIME:%=src/runtime/%.c)
 FUZZ_LIB_OBJS := $(patsubst src/%.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_LIB_SRCS))
 FUZZ_READERS  := raw pprof
-FUZZ_TARGETS  := $(FUZZ_READERS:%=$(BUILD)/fuzz/fuzz_%)
-FUZZ_CHECKS   := $(FUZZ_READERS:%=$(BUILD)/fuzz/check_%)
+FUZZ_NAMES    := $(FUZZ_READERS) linetab
+FUZZ_TARGETS  := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
+FUZZ_CHECKS   := $(FUZZ_NAMES:%=$(BUILD)/fuzz/check_%)
 TESTS     += $(FUZZ_CHECKS)
 TEST_DEPS += $(FUZZ_CHECKS)
 
@@ -27,6 +28,13 @@ $(BUILD)/fuzz/fuzz_raw: tests/fuzz/fuzz_reader.c $(FUZZ_LIB_OBJS)
 $(BUILD)/fuzz/fuzz_pprof: tests/fuzz/fuzz_reader.c $(FUZZ_LIB_OBJS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -DFUZZ_READER=read_pprof -o $@ $^ $(ANALYSIS_LIBS)
+# The line-table reader against libdw, over the .debug_line of a small program; its
+# seeds are the line tables of tests/cli/fixture_lines.c built the ways
+# tests/cli/rules.mk builds it.
+$(BUILD)/fuzz/fuzz_linetab: tests/fuzz/fuzz_linetab.c $(FUZZ_LIB_OBJS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(ANALYSIS_LIBS)
+$(BUILD)/fuzz/check_linetab: $(LINETAB_DIR)/gcc-dwarf4
 
 # The test: a script per reader that runs its target for FUZZ_SECONDS.
 $(BUILD)/fuzz/check_%: $(BUILD)/fuzz/fuzz_% tests/fuzz/run_fuzz.sh
