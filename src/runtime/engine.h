@@ -18,6 +18,10 @@
  *   thread_stop(s)   the thread unregistering itself (or exiting), before its slot
  *                    becomes DRAINING; signals blocked, registry not locked. It must
  *                    not wait for the engine thread.
+ *   thread_creating()  optional; the thread calling pthread_create, just before.
+ *                    Returns a token (0: nothing to pass) that the new thread hands
+ *                    to thread_created(token) before it registers: e.g. whether the
+ *                    kernel's events follow the creator into the new thread.
  *   stop()           the thread ending the session (exit, exec, a fatal signal's
  *                    flushing thread, kestrel_profile_stop); never in a signal
  *                    handler, never on the engine thread. It tells the engine thread
@@ -68,6 +72,8 @@ struct engine {
     int (*start)(const struct engine_config *cfg);
     int (*thread_start)(struct reg_slot *s);
     void (*thread_stop)(struct reg_slot *s);
+    uint32_t (*thread_creating)(void);
+    void (*thread_created)(uint32_t token);
     void (*stop)(void);
     void (*after_fork_child)(void);
     /* Optional: up to `max` counts for the raw file, on the engine thread at on_stopped

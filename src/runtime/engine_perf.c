@@ -7,11 +7,25 @@
  * the kernel allows exclude_kernel=0 (privileged users), a second event samples every
  * context switch with the user callchain of the thread that leaves the CPU: the
  * blocking stack of each waiting episode, taken by the kernel at the moment it
- * begins. That event writes into the first one's ring (PERF_EVENT_IOC_SET_OUTPUT; the
- * kernel refuses to share a per-thread ring across threads, so rings stay per
- * thread). The engine's own thread drains every ring into the sink, periodically and
- * whenever a ring is half full, and turns off-CPU intervals into waiting samples on
- * the 1/hz grid. No signal is ever sent to the program.
+ * begins. That event writes into the first one's ring (PERF_EVENT_IOC_SET_OUTPUT).
+ *
+ * Where the kernel has inherit_thread (5.13), the events are opened once, on the
+ * thread that starts the session, one per CPU, inherited by every thread it (and its
+ * threads, and theirs) creates from then on, as `perf record` does for a command: one
+ * ring per CPU, whatever the number of threads, and — what matters most — a switch
+ * between two threads of the program leaves the events in place (the kernel swaps
+ * two equivalent contexts), where per-thread events are scheduled out and in, timer
+ * and all, at every switch (about 10 µs a switch in a VM here). The records of a ring
+ * are demultiplexed by thread id, and the rings merged in time order: a thread that
+ * blocks on one CPU wakes up on another. A thread registered without inheriting them
+ * (one that existed before the session and registers itself) gets events of its own,
+ * with a ring of its own, as every thread does where inherit_thread is missing.
+ * Threads created by covered threads but never registered (a raw clone, the
+ * runtime's own) are sampled by the kernel and their samples dropped, counted.
+ *
+ * The engine's own thread drains every ring into the sink, periodically and whenever
+ * a ring is half full, and turns off-CPU intervals into waiting samples on the 1/hz
+ * grid. No signal is ever sent to the program.
  *
  * A thread preempted while runnable is off the CPU but not waiting: its interval gives
  * no samples. Without the switch event (unprivileged), a waiting episode still in
@@ -22,8 +36,10 @@
  * engine_stats.waits_guessed.
  *
  * Threads: check() and start() on the session's starting thread; thread_start() and
- * thread_stop() on the registering thread (open, then disable its events); everything
- * else, drains included, on the engine thread. Signal handlers: nothing here runs in
+ * thread_stop() on the registering thread (open, then disable its events);
+ * thread_creating() and thread_created() on a creating and a created thread (whether
+ * the new thread inherits the per-CPU events); everything else, drains included, on
+ * the engine thread. Signal handlers: nothing here runs in
  * one. Inside malloc: nothing. */
 #include "runtime/engine.h"
 #include "lifecycle.h"
@@ -61,10 +77,25 @@
 #define PEND_MAX 64            /* waiting intervals a thread keeps until its first stack */
 #define RING_PAGES_MIN 8
 #define RING_PAGES_MAX 128
+/* Per-CPU rings are merged in time order up to this long before the drain began: a
+ * record the kernel stamped earlier can still be on its way into a ring. */
+#define CUT_NS 2000000ull
+#define TIDMAP 4096 /* tid -> slot, open addressing; twice REGISTRY_SLOTS and more */
 #define SAMPLE_TYPE                                                                                \
     (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN)
 
 /* ================================================================ per thread ==== */
+
+/* A task-clock event, the switch event writing into its ring when privileged, and
+ * the ring: a thread's own, or one CPU's for the threads that inherit them. */
+struct pevents {
+    int fd;                /* task clock: samples and SWITCH records; owns the ring */
+    int fd_cs;             /* context-switch samples into fd's ring, or -1 */
+    uint64_t id_cs;        /* the identifier of fd_cs's samples */
+    void *map;             /* the ring: one metadata page + data pages */
+    size_t map_len;        /* bytes mapped */
+    struct perf_ring ring; /* reader over map */
+};
 
 /* The perf state of one registry slot. `ready` hands the slot from the registering
  * thread (which fills the rest, then sets it with release) to the engine thread (which
@@ -73,12 +104,11 @@
 struct pslot {
     _Atomic int ready;       /* events open, ring mapped */
     _Atomic int stopped;     /* thread_stop() disabled the events, counted in draining */
-    int fd;                  /* task clock: samples and SWITCH records; owns the ring */
-    int fd_cs;               /* context-switch samples into fd's ring, or -1 */
-    uint64_t id_cs;          /* the identifier of fd_cs's samples */
-    void *map;               /* the ring: one metadata page + data pages */
-    size_t map_len;          /* bytes mapped */
-    struct perf_ring ring;   /* reader over map */
+    int inherited;           /* sampled by the per-CPU events: no fd, no ring of its own */
+    uint64_t start_ns;       /* inherited: its records count from here ... */
+    uint64_t stop_ns;        /* ... to here (UINT64_MAX while registered) */
+    int has_cs;              /* switch samples arrive for this thread */
+    struct pevents ev;       /* its own events (not inherited) */
     int off_cpu;             /* a SWITCH_OUT not yet followed by its SWITCH_IN */
     int waiting;             /* that switch-out was voluntary: the thread blocked */
     uint64_t off_from;       /* first instant of the off-CPU interval not yet sampled */
@@ -93,6 +123,14 @@ struct pslot {
     uint16_t last_n;  /* frames of the last on-CPU sample */
     uint64_t cs_frames[UNWIND_MAX_DEPTH];
     uint64_t last_frames[UNWIND_MAX_DEPTH];
+};
+
+/* The events of one CPU, inherited by the covered threads: the same pair as a
+ * thread's own, and the ring both write into. */
+struct pcpu {
+    struct pevents ev;
+    uint64_t next_time; /* the time of the record at the ring's cursor, during a merge */
+    int has_next;
 };
 
 struct perf_engine {
@@ -111,17 +149,35 @@ struct perf_engine {
     _Atomic uint64_t threads_unsampled; /* threads whose events could not be opened */
     uint64_t bad_bytes;                 /* ring bytes skipped as malformed */
     uint64_t waits_guessed;             /* waiting samples given an earlier episode's stack */
+    uint32_t gen;                       /* this session's number, never 0 */
+    int inherit;                        /* per-CPU inherited events in use */
+    _Atomic int cpus_ready;             /* ... and opened: the engine thread may drain them */
+    size_t ncpu;                        /* entries of cpus (every configured CPU) */
+    struct pcpu *cpus;                  /* fd -1 for a CPU that is offline */
+    size_t cpus_len;                    /* bytes of cpus */
+    uint64_t unregistered;              /* samples of threads not registered, dropped */
+    uint32_t *tm_tid;                   /* TIDMAP tids (0 empty) ... */
+    uint16_t *tm_slot;                  /* ... and their slots */
 };
 
 static struct perf_engine pe;
+static uint32_t pe_sessions;           /* sessions so far: the next one's gen */
+static __thread uint32_t pe_covered;   /* the gen whose per-CPU events this thread inherits */
 
-static int perf_open(struct perf_event_attr *a, pid_t tid)
+static uint64_t mono_ns(void)
 {
-    return (int)syscall(SYS_perf_event_open, a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int perf_open(struct perf_event_attr *a, pid_t tid, int cpu)
+{
+    return (int)syscall(SYS_perf_event_open, a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 /* The sampling event: the thread's CPU time, a user callchain every period. */
-static void attr_clock(struct perf_event_attr *a, uint64_t period, int kernel)
+static void attr_clock(struct perf_event_attr *a, uint64_t period, int kernel, int inherit)
 {
     memset(a, 0, sizeof *a);
     a->size = sizeof *a;
@@ -139,11 +195,12 @@ static void attr_clock(struct perf_event_attr *a, uint64_t period, int kernel)
     a->clockid = CLOCK_MONOTONIC; /* the sink's clock */
     a->context_switch = 1;
     a->disabled = 1;
+    a->inherit = a->inherit_thread = (unsigned)inherit; /* threads only, never a fork child */
 }
 
 /* The switch event: fires as the thread leaves the CPU, in the kernel, hence only
  * with exclude_kernel=0. */
-static void attr_switch(struct perf_event_attr *a)
+static void attr_switch(struct perf_event_attr *a, int inherit)
 {
     memset(a, 0, sizeof *a);
     a->size = sizeof *a;
@@ -157,82 +214,86 @@ static void attr_switch(struct perf_event_attr *a)
     a->use_clockid = 1;
     a->clockid = CLOCK_MONOTONIC;
     a->disabled = 1;
+    a->inherit = a->inherit_thread = (unsigned)inherit;
 }
 
-static void pslot_close(struct pslot *p)
+static void events_close(struct pevents *e)
 {
     /* (A fork child shares the parent's epoll set: it never reaches here with it.) */
-    if (p->fd >= 0 && pe.epfd >= 0) epoll_ctl(pe.epfd, EPOLL_CTL_DEL, p->fd, NULL);
-    if (p->map) munmap(p->map, p->map_len);
-    if (p->fd_cs >= 0) close(p->fd_cs);
-    if (p->fd >= 0) close(p->fd);
-    p->map = NULL;
-    p->fd = p->fd_cs = -1;
+    if (e->fd >= 0 && pe.epfd >= 0) epoll_ctl(pe.epfd, EPOLL_CTL_DEL, e->fd, NULL);
+    if (e->map) munmap(e->map, e->map_len);
+    if (e->fd_cs >= 0) close(e->fd_cs);
+    if (e->fd >= 0) close(e->fd);
+    e->map = NULL;
+    e->fd = e->fd_cs = -1;
 }
 
-/* Opens the events of thread `tid` into p. 0 or -errno. */
-static int pslot_open(struct pslot *p, pid_t tid)
+/* Opens, maps and enables the events of thread `tid` (0: the caller) on `cpu` (-1:
+ * any), inherited by the threads it creates or not. 0 or -errno. */
+static int events_open(struct pevents *e, pid_t tid, int cpu, int inherit, size_t ring_pages)
 {
     struct perf_event_attr a;
-    p->fd = p->fd_cs = -1;
-    p->map = NULL;
-    attr_clock(&a, pe.period_ns, pe.privileged);
-    p->fd = perf_open(&a, tid);
-    if (p->fd < 0) return -errno;
+    e->fd = e->fd_cs = -1;
+    e->map = NULL;
+    attr_clock(&a, pe.period_ns, pe.privileged, inherit);
+    e->fd = perf_open(&a, tid, cpu);
+    if (e->fd < 0) return -errno;
     /* An unprivileged user's locked ring memory is limited (perf_event_mlock_kb, then
      * RLIMIT_MEMLOCK): a smaller ring drains at the same pace and loses more at worst. */
     int err = 0;
-    for (size_t pages = pe.ring_pages; pages >= 1; pages /= 2) {
-        p->map_len = (size_t)pe.page * (pages + 1);
-        p->map = mmap(NULL, p->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
-        if (p->map != MAP_FAILED) {
-            perf_ring_init(&p->ring, p->map, (uint64_t)pe.page, pages, SAMPLE_TYPE, 0);
+    for (size_t pages = ring_pages; pages >= 1; pages /= 2) {
+        e->map_len = (size_t)pe.page * (pages + 1);
+        e->map = mmap(NULL, e->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, e->fd, 0);
+        if (e->map != MAP_FAILED) {
+            perf_ring_init(&e->ring, e->map, (uint64_t)pe.page, pages, SAMPLE_TYPE, 0);
             break;
         }
         err = -errno;
-        p->map = NULL;
+        e->map = NULL;
     }
-    if (!p->map) {
-        pslot_close(p);
+    if (!e->map) {
+        events_close(e);
         return err;
     }
     if (pe.privileged) {
-        attr_switch(&a);
-        p->fd_cs = perf_open(&a, tid);
-        if (p->fd_cs >= 0 && (ioctl(p->fd_cs, PERF_EVENT_IOC_SET_OUTPUT, p->fd) != 0 ||
-                              ioctl(p->fd_cs, PERF_EVENT_IOC_ID, &p->id_cs) != 0)) {
-            close(p->fd_cs);
-            p->fd_cs = -1;
+        attr_switch(&a, inherit);
+        e->fd_cs = perf_open(&a, tid, cpu);
+        if (e->fd_cs >= 0 && (ioctl(e->fd_cs, PERF_EVENT_IOC_SET_OUTPUT, e->fd) != 0 ||
+                              ioctl(e->fd_cs, PERF_EVENT_IOC_ID, &e->id_cs) != 0)) {
+            close(e->fd_cs);
+            e->fd_cs = -1;
         }
     }
-    atomic_store(&p->stopped, 0);
-    p->off_cpu = p->waiting = p->guessed = 0;
-    p->last_wait_stack = -1;
-    p->npend = 0;
-    p->cs_n = p->last_n = 0;
-    p->cs_time = 0;
-    if (ioctl(p->fd, PERF_EVENT_IOC_ENABLE, 0) != 0 ||
-        (p->fd_cs >= 0 && ioctl(p->fd_cs, PERF_EVENT_IOC_ENABLE, 0) != 0)) {
+    if (ioctl(e->fd, PERF_EVENT_IOC_ENABLE, 0) != 0 ||
+        (e->fd_cs >= 0 && ioctl(e->fd_cs, PERF_EVENT_IOC_ENABLE, 0) != 0)) {
         err = -errno;
-        pslot_close(p);
+        events_close(e);
         return err;
     }
     /* The kernel wakes pollers each time the ring fills past half (its default
      * watermark). Edge-triggered: the hang-up of an exited thread's event is reported
      * once, not at every wait. Without it, the periodic drains still run. */
     struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.u64 = 0};
-    epoll_ctl(pe.epfd, EPOLL_CTL_ADD, p->fd, &ev);
+    epoll_ctl(pe.epfd, EPOLL_CTL_ADD, e->fd, &ev);
     return 0;
 }
 
-/* ================================================================== draining ==== */
-
-static uint64_t mono_ns(void)
+/* A registration's state, before its first record. */
+static void pslot_reset(struct pslot *p, int inherited, int has_cs)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    atomic_store(&p->stopped, 0);
+    p->inherited = inherited;
+    p->has_cs = has_cs;
+    p->start_ns = mono_ns();
+    p->stop_ns = UINT64_MAX;
+    p->off_cpu = p->waiting = p->guessed = 0;
+    p->last_wait_stack = -1;
+    p->npend = 0;
+    p->cs_n = p->last_n = 0;
+    p->cs_time = 0;
 }
+
+/* ================================================================== draining ==== */
 
 /* Waiting samples for the part [from, to) of an off-CPU interval: one per point of
  * the 1/hz grid that starts at the session's start, as the signal engine's tick would
@@ -294,6 +355,7 @@ static void flush_pending(struct reg_slot *s, struct pslot *p)
 struct drain_ctx {
     struct reg_slot *s;
     struct pslot *p;
+    uint64_t id_cs; /* the identifier of switch samples in the ring being drained */
 };
 
 static void on_record(const struct perf_rec *r, void *arg)
@@ -303,7 +365,7 @@ static void on_record(const struct perf_rec *r, void *arg)
     struct pslot *p = c->p;
     switch (r->kind) {
     case PERF_REC_SAMPLE:
-        if (p->fd_cs >= 0 && r->id == p->id_cs) {
+        if (p->has_cs && r->id == c->id_cs) {
             p->cs_time = r->time;
             p->cs_n =
                 (uint16_t)perf_callchain_user(r->ips, r->n_ips, p->cs_frames, UNWIND_MAX_DEPTH);
@@ -328,7 +390,7 @@ static void on_record(const struct perf_rec *r, void *arg)
         s->wait_stack = -1;
         /* The switch sample is written just before its SWITCH record; an older one
          * belongs to an earlier switch whose record was lost. */
-        p->guessed = !(p->fd_cs >= 0 && p->cs_n && p->cs_time <= r->time &&
+        p->guessed = !(p->has_cs && p->cs_n && p->cs_time <= r->time &&
                        r->time - p->cs_time < pe.period_ns);
         break;
     case PERF_REC_SWITCH_IN:
@@ -344,29 +406,114 @@ static void on_record(const struct perf_rec *r, void *arg)
     }
 }
 
-/* Drains one thread's ring; a thread still blocked gets its waiting samples up to now. */
-static void drain_slot(struct reg_slot *s, struct pslot *p, uint64_t now)
+/* A thread still blocked gets its waiting samples up to `upto`. */
+static void settle_waiting(struct reg_slot *s, struct pslot *p, uint64_t upto)
 {
-    struct drain_ctx c = {s, p};
-    if (perf_ring_drain(&p->ring, on_record, &c, pe.scratch) < 0) {
-        pe.bad_bytes += p->ring.bad;
-        p->ring.bad = 0;
+    if (!p->off_cpu || !p->waiting) return;
+    /* Without the kernel's switch stack, a thread still blocked has its stack read the
+     * signal engine's way, without waking it; waitstack_sample adds the episode's first
+     * sample and leaves its interned stack for the rest. */
+    uint64_t first = first_grid_point(p->off_from);
+    if (p->guessed && s->wait_stack < 0 && first < upto && atomic_load(&s->state) == REG_ACTIVE &&
+        waitstack_sample(s, first, 0) == 1 && s->wait_stack >= 0) {
+        p->guessed = 0;
+        p->last_wait_stack = s->wait_stack;
+        p->off_from = first + 1;
+        flush_pending(s, p);
     }
-    if (p->off_cpu && p->waiting) {
-        /* Without the kernel's switch stack, a thread still blocked has its stack read
-         * the signal engine's way, without waking it; waitstack_sample adds the
-         * episode's first sample and leaves its interned stack for the rest. */
-        uint64_t first = first_grid_point(p->off_from);
-        if (p->guessed && s->wait_stack < 0 && first < now &&
-            atomic_load(&s->state) == REG_ACTIVE && waitstack_sample(s, first, 0) == 1 &&
-            s->wait_stack >= 0) {
-            p->guessed = 0;
-            p->last_wait_stack = s->wait_stack;
-            p->off_from = first + 1;
-            flush_pending(s, p);
+    emit_waiting(s, p, p->off_from, upto);
+    p->off_from = upto > p->off_from ? upto : p->off_from;
+}
+
+static void count_bad(struct perf_ring *r)
+{
+    pe.bad_bytes += r->bad;
+    r->bad = 0;
+}
+
+/* ---- the per-CPU rings: records of many threads, merged in time order ---------- */
+
+static size_t tm_hash(uint32_t tid)
+{
+    return (tid * 2654435761u) & (TIDMAP - 1);
+}
+
+/* The tid -> slot map of the inherited registrations, rebuilt at each drain. */
+static void tm_build(struct reg_slot *slots)
+{
+    memset(pe.tm_tid, 0, TIDMAP * sizeof *pe.tm_tid);
+    for (size_t i = registry_next_used(0); i < REGISTRY_SLOTS; i = registry_next_used(i + 1)) {
+        struct pslot *p = &pe.slots[i];
+        if (atomic_load(&slots[i].state) == REG_FREE || !p->inherited ||
+            !atomic_load_explicit(&p->ready, memory_order_acquire))
+            continue;
+        size_t h = tm_hash((uint32_t)slots[i].tid);
+        while (pe.tm_tid[h])
+            h = (h + 1) & (TIDMAP - 1);
+        pe.tm_tid[h] = (uint32_t)slots[i].tid;
+        pe.tm_slot[h] = (uint16_t)i;
+    }
+}
+
+/* The registration of thread `tid` at time t (a tid can be reused: two registrations
+ * of one tid never overlap in time), or -1. */
+static long tm_find(uint32_t tid, uint64_t t)
+{
+    for (size_t h = tm_hash(tid); pe.tm_tid[h]; h = (h + 1) & (TIDMAP - 1)) {
+        struct pslot *p = &pe.slots[pe.tm_slot[h]];
+        if (pe.tm_tid[h] == tid && t >= p->start_ns && t <= p->stop_ns) return pe.tm_slot[h];
+    }
+    return -1;
+}
+
+struct cpu_ctx {
+    struct reg_slot *slots;
+    uint64_t id_cs;
+};
+
+static void on_cpu_record(const struct perf_rec *r, void *arg)
+{
+    struct cpu_ctx *cc = arg;
+    if (r->kind == PERF_REC_LOST) {
+        sink_drop(r->lost);
+        return;
+    }
+    long i = tm_find(r->tid, r->time);
+    if (i < 0) {
+        pe.unregistered += r->kind == PERF_REC_SAMPLE && r->id != cc->id_cs;
+        return;
+    }
+    struct drain_ctx c = {&cc->slots[i], &pe.slots[i], cc->id_cs};
+    on_record(r, &c);
+}
+
+/* Every CPU ring's records stamped up to `cut`, oldest first. */
+static void drain_cpus(struct reg_slot *slots, uint64_t cut)
+{
+    for (size_t k = 0; k < pe.ncpu; k++) {
+        struct pcpu *c = &pe.cpus[k];
+        if (c->ev.fd < 0) continue;
+        perf_ring_begin(&c->ev.ring);
+        c->has_next = perf_ring_peek_time(&c->ev.ring, &c->next_time);
+    }
+    for (;;) {
+        struct pcpu *min = NULL;
+        for (size_t k = 0; k < pe.ncpu; k++) {
+            struct pcpu *c = &pe.cpus[k];
+            if (c->ev.fd >= 0 && c->has_next && c->next_time <= cut &&
+                (!min || c->next_time < min->next_time))
+                min = c;
         }
-        emit_waiting(s, p, p->off_from, now);
-        p->off_from = now > p->off_from ? now : p->off_from;
+        if (!min) break;
+        struct cpu_ctx cc = {slots, min->ev.id_cs};
+        perf_ring_take(&min->ev.ring, on_cpu_record, &cc, pe.scratch);
+        min->has_next = perf_ring_peek_time(&min->ev.ring, &min->next_time);
+    }
+    for (size_t k = 0; k < pe.ncpu; k++) {
+        struct pcpu *c = &pe.cpus[k];
+        if (c->ev.fd < 0) continue;
+        perf_ring_end(&c->ev.ring);
+        count_bad(&c->ev.ring);
     }
 }
 
@@ -374,19 +521,32 @@ static void drain_slot(struct reg_slot *s, struct pslot *p, uint64_t now)
 static void drain_all(int final)
 {
     uint64_t now = mono_ns();
+    uint64_t cut = final ? UINT64_MAX : now - CUT_NS;
     registry_lock();
     struct reg_slot *slots = registry_slots();
+    if (atomic_load_explicit(&pe.cpus_ready, memory_order_acquire)) {
+        tm_build(slots);
+        drain_cpus(slots, cut);
+    }
     for (size_t i = registry_next_used(0); i < REGISTRY_SLOTS; i = registry_next_used(i + 1)) {
         struct reg_slot *s = &slots[i];
         uint32_t st = atomic_load(&s->state);
         if (st == REG_FREE) continue;
         struct pslot *p = &pe.slots[i];
         int ready = atomic_load_explicit(&p->ready, memory_order_acquire);
-        if (ready) drain_slot(s, p, now);
+        /* An inherited thread's records up to the cut are in; its own ring, all. */
+        if (ready && !p->inherited) {
+            struct drain_ctx c = {s, p, p->ev.id_cs};
+            perf_ring_drain(&p->ev.ring, on_record, &c, pe.scratch);
+            count_bad(&p->ev.ring);
+        }
+        if (ready) settle_waiting(s, p, p->inherited && cut < now ? cut : now);
+        /* A thread that left waits until every record up to its leaving was read. */
+        if (st == REG_DRAINING && ready && p->inherited && p->stop_ns > cut) continue;
         if (ready && (final || st == REG_DRAINING)) flush_pending(s, p);
         if (st == REG_DRAINING) {
             if (atomic_load_explicit(&p->ready, memory_order_acquire)) {
-                pslot_close(p);
+                events_close(&p->ev);
                 atomic_store_explicit(&p->ready, 0, memory_order_release);
                 if (atomic_exchange(&p->stopped, 0)) atomic_fetch_sub(&pe.draining, 1);
             }
@@ -436,8 +596,8 @@ static void *engine_main(void *arg)
 static int perf_check(const char **why)
 {
     struct perf_event_attr a;
-    attr_clock(&a, 1000000, 0);
-    int fd = perf_open(&a, 0);
+    attr_clock(&a, 1000000, 0, 0);
+    int fd = perf_open(&a, 0, -1);
     if (fd < 0) {
         int e = errno;
         switch (e) {
@@ -459,6 +619,60 @@ static int perf_check(const char **why)
     return 0;
 }
 
+/* Closes every CPU's events (their inherited copies in the threads go with them). */
+static void cpus_close(void)
+{
+    for (size_t k = 0; k < pe.ncpu; k++)
+        events_close(&pe.cpus[k].ev);
+    rtmem_free(pe.cpus, pe.cpus_len);
+    pe.cpus = NULL;
+    pe.ncpu = 0;
+    pe.inherit = 0;
+}
+
+/* The per-CPU events, inherited by the threads the calling thread creates from now
+ * on; a CPU that is offline has none. 0, or -errno and nothing open. */
+static int cpus_open(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+    if (n < 1) return -ENODEV;
+    pe.ncpu = (size_t)n;
+    pe.cpus_len = pe.ncpu * sizeof *pe.cpus;
+    if (!(pe.cpus = rtmem_alloc(pe.cpus_len))) return -ENOMEM;
+    /* A ring takes the samples of every thread on its CPU, and their switch records. */
+    size_t pages = pe.ring_pages * 2 < RING_PAGES_MAX ? pe.ring_pages * 2 : RING_PAGES_MAX;
+    size_t opened = 0;
+    for (size_t k = 0; k < pe.ncpu; k++) {
+        int rc = events_open(&pe.cpus[k].ev, 0, (int)k, 1, pages);
+        if (rc == -ENODEV) continue; /* offline */
+        if (rc < 0) {
+            cpus_close();
+            return rc;
+        }
+        opened++;
+    }
+    if (!opened) {
+        cpus_close();
+        return -ENODEV;
+    }
+    pe.inherit = 1;
+    pe_covered = pe.gen;
+    atomic_store_explicit(&pe.cpus_ready, 1, memory_order_release);
+    return 0;
+}
+
+static void perf_free(void)
+{
+    rtmem_free(pe.slots, sizeof(struct pslot) * REGISTRY_SLOTS);
+    rtmem_free(pe.scratch, PERF_RING_SCRATCH);
+    rtmem_free(pe.tm_tid, TIDMAP * sizeof *pe.tm_tid);
+    rtmem_free(pe.tm_slot, TIDMAP * sizeof *pe.tm_slot);
+    pe.slots = NULL;
+    pe.scratch = NULL;
+    pe.tm_tid = NULL;
+    pe.tm_slot = NULL;
+}
+
 static void perf_close_fds(void)
 {
     if (pe.wakefd >= 0) close(pe.wakefd);
@@ -471,6 +685,7 @@ static int perf_start(const struct engine_config *cfg)
     memset(&pe, 0, sizeof pe);
     pe.epfd = pe.wakefd = -1;
     pe.cfg = *cfg;
+    pe.gen = ++pe_sessions ? pe_sessions : ++pe_sessions;
     pe.period_ns = 1000000000ull / (cfg->hz ? cfg->hz : 997);
     pe.page = sysconf(_SC_PAGESIZE);
     /* Room for about two short drain periods of deep-stacked samples at this rate;
@@ -480,15 +695,16 @@ static int perf_start(const struct engine_config *cfg)
     while (pe.ring_pages < want && pe.ring_pages < RING_PAGES_MAX)
         pe.ring_pages *= 2;
     struct perf_event_attr a;
-    attr_clock(&a, pe.period_ns, 1);
-    int fd = perf_open(&a, 0);
+    attr_clock(&a, pe.period_ns, 1, 0);
+    int fd = perf_open(&a, 0, -1);
     pe.privileged = fd >= 0;
     if (fd >= 0) close(fd);
     pe.slots = rtmem_alloc(sizeof(struct pslot) * REGISTRY_SLOTS);
     pe.scratch = rtmem_alloc(PERF_RING_SCRATCH);
-    if (!pe.slots || !pe.scratch) {
-        rtmem_free(pe.slots, sizeof(struct pslot) * REGISTRY_SLOTS);
-        rtmem_free(pe.scratch, PERF_RING_SCRATCH);
+    pe.tm_tid = rtmem_alloc(TIDMAP * sizeof *pe.tm_tid);
+    pe.tm_slot = rtmem_alloc(TIDMAP * sizeof *pe.tm_slot);
+    if (!pe.slots || !pe.scratch || !pe.tm_tid || !pe.tm_slot) {
+        perf_free();
         return -ENOMEM;
     }
     pe.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -497,12 +713,12 @@ static int perf_start(const struct engine_config *cfg)
     if (pe.epfd < 0 || pe.wakefd < 0 || epoll_ctl(pe.epfd, EPOLL_CTL_ADD, pe.wakefd, &ev) != 0) {
         int err = -errno;
         perf_close_fds();
-        rtmem_free(pe.slots, sizeof(struct pslot) * REGISTRY_SLOTS);
-        rtmem_free(pe.scratch, PERF_RING_SCRATCH);
+        perf_free();
         return err;
     }
     /* The engine thread is the runtime's own: made through the real pthread_create
-     * (never registered) with every signal blocked. */
+     * (never registered) with every signal blocked, before the per-CPU events exist
+     * (so that it does not inherit them). */
     lifecycle_threads_coming();
     sigset_t all, old;
     sigfillset(&all);
@@ -518,36 +734,61 @@ static int perf_start(const struct engine_config *cfg)
     if (rc == 0) pthread_setname_np(pe.thread, "kestrel-perf");
     if (rc != 0) {
         perf_close_fds();
-        rtmem_free(pe.slots, sizeof(struct pslot) * REGISTRY_SLOTS);
-        rtmem_free(pe.scratch, PERF_RING_SCRATCH);
+        perf_free();
         return -rc;
     }
+    /* Without them (a kernel before 5.13 has no inherit_thread), every thread opens
+     * its own events at registration. */
+    cpus_open();
     return 0;
 }
 
 static int perf_thread_start(struct reg_slot *s)
 {
     struct pslot *p = &pe.slots[registry_slot_index(s)];
-    int rc = pslot_open(p, s->tid);
-    if (rc < 0) {
-        atomic_fetch_add(&pe.threads_unsampled, 1);
-        return rc;
+    if (pe.inherit && pe_covered == pe.gen) {
+        p->ev.fd = p->ev.fd_cs = -1;
+        p->ev.map = NULL;
+        pslot_reset(p, 1, pe.cpus[0].ev.fd_cs >= 0);
+    } else {
+        int rc = events_open(&p->ev, s->tid, -1, 0, pe.ring_pages);
+        if (rc < 0) {
+            atomic_fetch_add(&pe.threads_unsampled, 1);
+            return rc;
+        }
+        pslot_reset(p, 0, p->ev.fd_cs >= 0);
     }
     atomic_store_explicit(&p->ready, 1, memory_order_release);
     return 0;
 }
 
-/* Stops the counting now; the engine thread drains what is left and closes. */
+/* Stops the counting now; the engine thread drains what is left and closes. An
+ * inherited thread's events stay until it exits; its records after now are dropped. */
 static void perf_thread_stop(struct reg_slot *s)
 {
     struct pslot *p = &pe.slots[registry_slot_index(s)];
     if (!atomic_load_explicit(&p->ready, memory_order_acquire)) return;
-    ioctl(p->fd, PERF_EVENT_IOC_DISABLE, 0);
-    if (p->fd_cs >= 0) ioctl(p->fd_cs, PERF_EVENT_IOC_DISABLE, 0);
+    if (p->inherited) {
+        p->stop_ns = mono_ns();
+    } else {
+        ioctl(p->ev.fd, PERF_EVENT_IOC_DISABLE, 0);
+        if (p->ev.fd_cs >= 0) ioctl(p->ev.fd_cs, PERF_EVENT_IOC_DISABLE, 0);
+    }
     /* Between drains, exited threads keep their descriptors and rings: past a few,
      * the engine thread is asked to close them now. */
     if (!atomic_exchange(&p->stopped, 1) && atomic_fetch_add(&pe.draining, 1) + 1 == DRAINING_WAKE)
         wake_engine();
+}
+
+/* A thread created now inherits the per-CPU events if its creator has them. */
+static uint32_t perf_thread_creating(void)
+{
+    return pe.inherit && pe_covered == pe.gen ? pe.gen : 0;
+}
+
+static void perf_thread_created(uint32_t token)
+{
+    pe_covered = token;
 }
 
 static void perf_stop(void)
@@ -557,9 +798,11 @@ static void perf_stop(void)
     pthread_join(pe.thread, NULL);
     for (size_t i = 0; i < REGISTRY_SLOTS; i++)
         if (atomic_load(&pe.slots[i].ready)) {
-            pslot_close(&pe.slots[i]);
+            events_close(&pe.slots[i].ev);
             atomic_store(&pe.slots[i].ready, 0);
         }
+    atomic_store(&pe.cpus_ready, 0);
+    cpus_close();
     perf_close_fds();
 }
 
@@ -570,13 +813,13 @@ static void perf_after_fork_child(void)
     perf_close_fds(); /* the epoll set is the parent's too: closed before any slot */
     for (size_t i = 0; i < REGISTRY_SLOTS; i++)
         if (atomic_load(&pe.slots[i].ready)) {
-            pslot_close(&pe.slots[i]);
+            events_close(&pe.slots[i].ev);
             atomic_store(&pe.slots[i].ready, 0);
         }
-    rtmem_free(pe.slots, sizeof(struct pslot) * REGISTRY_SLOTS);
-    rtmem_free(pe.scratch, PERF_RING_SCRATCH);
-    pe.slots = NULL;
-    pe.scratch = NULL;
+    atomic_store(&pe.cpus_ready, 0);
+    cpus_close();
+    pe_covered = 0;
+    perf_free();
 }
 
 /* The raw file's engine_stats: what this kernel allowed, and what was lost or guessed. */
@@ -586,6 +829,8 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
         {"switch_stacks", (uint64_t)pe.privileged}, /* the kernel sampled each switch */
         {"kernel_time", (uint64_t)pe.privileged},   /* time in system calls was sampled */
         {"ring_pages", pe.ring_pages},
+        {"cpu_rings", pe.inherit ? pe.ncpu : 0}, /* 0: every thread had a ring of its own */
+        {"samples_unregistered", pe.unregistered},
         {"threads_unsampled", atomic_load(&pe.threads_unsampled)},
         {"waits_guessed", pe.waits_guessed},
         {"bad_ring_bytes", pe.bad_bytes},
@@ -602,6 +847,8 @@ const struct engine engine_perf = {
     .start = perf_start,
     .thread_start = perf_thread_start,
     .thread_stop = perf_thread_stop,
+    .thread_creating = perf_thread_creating,
+    .thread_created = perf_thread_created,
     .stop = perf_stop,
     .after_fork_child = perf_after_fork_child,
     .stats = perf_stats,

@@ -33,49 +33,93 @@ static void ring_copy(const struct perf_ring *r, uint64_t off, void *dst, size_t
     }
 }
 
-long perf_ring_drain(struct perf_ring *r, perf_ring_fn fn, void *ctx,
-                     unsigned char scratch[PERF_RING_SCRATCH])
+/* A malformed record or counter: the rest of what the kernel wrote is skipped. */
+static void ring_bad(struct perf_ring *r)
+{
+    r->bad += r->head - r->tail;
+    r->tail = r->head;
+}
+
+void perf_ring_begin(struct perf_ring *r)
 {
     struct perf_event_mmap_page *m = r->meta;
     /* Acquire pairs with the kernel's release of data_head: the bytes before head are
      * complete once we see it. */
-    uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = m->data_tail;
-    long n = 0;
-    int bad = 0;
-
+    r->head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+    r->tail = m->data_tail;
     /* The kernel never overwrites unread bytes (we map read-write), so more than one
      * ring of unread data means the counters themselves are wrong. */
-    if (head - tail > r->size || (tail & 7)) bad = 1;
-    while (!bad && head - tail >= sizeof(struct perf_event_header)) {
-        uint64_t off = tail & (r->size - 1);
-        struct perf_event_header h;
-        ring_copy(r, off, &h, sizeof h);
-        if (h.size < sizeof h || (h.size & 7) || h.size > head - tail) {
-            bad = 1;
-            break;
-        }
-        const unsigned char *p = r->data + off;
-        if (off + h.size > r->size) {
-            ring_copy(r, off, scratch, h.size);
-            p = scratch;
-        }
-        struct perf_rec rec;
-        if (perf_rec_parse(p, h.size, r->sample_type, r->n_regs_user, &rec) < 0) {
-            bad = 1;
-            break;
-        }
-        fn(&rec, ctx);
-        n++;
-        tail += h.size;
+    if (r->head - r->tail > r->size || (r->tail & 7)) ring_bad(r);
+}
+
+/* The header of the record at the cursor: 1, or 0 when none is left. */
+static int ring_header(struct perf_ring *r, struct perf_event_header *h)
+{
+    if (r->head - r->tail < sizeof *h) return 0;
+    ring_copy(r, r->tail & (r->size - 1), h, sizeof *h);
+    if (h->size < sizeof *h || (h->size & 7) || h->size > r->head - r->tail) {
+        ring_bad(r);
+        return 0;
     }
-    if (bad) {
-        r->bad += head - tail;
-        tail = head;
+    return 1;
+}
+
+int perf_ring_peek_time(struct perf_ring *r, uint64_t *time)
+{
+    struct perf_event_header h;
+    if (!ring_header(r, &h)) return 0;
+    uint64_t st = r->sample_type, at;
+    if (h.type == PERF_RECORD_SAMPLE)
+        at = 8 * (1 + !!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) +
+                  !!(st & PERF_SAMPLE_TID));
+    else /* the sample_id trailer: ..., TIME, IDENTIFIER */
+        at = h.size - 8 * (1 + !!(st & PERF_SAMPLE_IDENTIFIER));
+    if (!(st & PERF_SAMPLE_TIME) || at < sizeof h || at + 8 > h.size) {
+        ring_bad(r);
+        return 0;
     }
+    ring_copy(r, (r->tail + at) & (r->size - 1), time, 8);
+    return 1;
+}
+
+int perf_ring_take(struct perf_ring *r, perf_ring_fn fn, void *ctx,
+                   unsigned char scratch[PERF_RING_SCRATCH])
+{
+    struct perf_event_header h;
+    if (!ring_header(r, &h)) return 0;
+    uint64_t off = r->tail & (r->size - 1);
+    const unsigned char *p = r->data + off;
+    if (off + h.size > r->size) {
+        ring_copy(r, off, scratch, h.size);
+        p = scratch;
+    }
+    struct perf_rec rec;
+    if (perf_rec_parse(p, h.size, r->sample_type, r->n_regs_user, &rec) < 0) {
+        ring_bad(r);
+        return 0;
+    }
+    fn(&rec, ctx);
+    r->tail += h.size;
+    return 1;
+}
+
+void perf_ring_end(struct perf_ring *r)
+{
+    struct perf_event_mmap_page *m = r->meta;
     /* Release: our reads of the records happen before the kernel may reuse them. */
-    __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
-    return bad ? -EBADMSG : n;
+    __atomic_store_n(&m->data_tail, r->tail, __ATOMIC_RELEASE);
+}
+
+long perf_ring_drain(struct perf_ring *r, perf_ring_fn fn, void *ctx,
+                     unsigned char scratch[PERF_RING_SCRATCH])
+{
+    uint64_t bad = r->bad;
+    long n = 0;
+    perf_ring_begin(r);
+    while (perf_ring_take(r, fn, ctx, scratch))
+        n++;
+    perf_ring_end(r);
+    return r->bad != bad ? -EBADMSG : n;
 }
 
 /* =================================================================== records ==== */

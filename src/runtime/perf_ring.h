@@ -29,6 +29,7 @@ struct perf_ring {
     uint64_t sample_type;      /* PERF_SAMPLE_* bits of the events writing here */
     uint32_t n_regs_user;      /* registers in sample_regs_user (popcount) */
     uint64_t bad;              /* bytes skipped because a record was malformed */
+    uint64_t head, tail;       /* a drain in steps: the head it read, its cursor */
 };
 
 enum perf_rec_kind {
@@ -76,6 +77,17 @@ void perf_ring_init(struct perf_ring *r, void *mapping, uint64_t page_size, uint
  * r->bad). */
 long perf_ring_drain(struct perf_ring *r, perf_ring_fn fn, void *ctx,
                      unsigned char scratch[PERF_RING_SCRATCH]);
+
+/* A drain in steps, for merging several rings in time order: perf_ring_begin reads
+ * the head; perf_ring_peek_time gives the time of the record at the cursor (1), or 0
+ * when none is left (a malformed record ends the step drain as it ends a drain);
+ * perf_ring_take parses that record, calls fn and moves past it (1; 0 when none); perf_ring_end
+ * releases the bytes before the cursor to the kernel. Needs PERF_SAMPLE_TIME. */
+void perf_ring_begin(struct perf_ring *r);
+int perf_ring_peek_time(struct perf_ring *r, uint64_t *time);
+int perf_ring_take(struct perf_ring *r, perf_ring_fn fn, void *ctx,
+                   unsigned char scratch[PERF_RING_SCRATCH]);
+void perf_ring_end(struct perf_ring *r);
 
 /* Parses one record of `size` bytes at p (already contiguous). Returns 0, or
  * -EBADMSG when a length inside it does not fit. */

@@ -29,6 +29,7 @@ struct thr_tramp {
     void *(*fn)(void *);
     void *arg;
     size_t stacksize;
+    uint32_t token; /* the engine's thread_creating() in the creator */
 };
 
 static struct thr_tramp *thr_tramps; /* THR_TRAMPOLINES, mapped once */
@@ -158,7 +159,10 @@ static void *thr_start(void *arg)
     void *(*fn)(void *) = t->fn;
     void *fn_arg = t->arg;
     size_t ss = t->stacksize;
+    uint32_t token = t->token;
     atomic_store(&t->used, 0);
+    const struct engine *e = profile_engine();
+    if (token && e && e->thread_created) e->thread_created(token);
     uint64_t lo, hi;
     if (profile_active() &&
         (thr_bounds_glibc(ss, &lo, &hi) == 0 || threads_bounds_from_maps(&lo, &hi) == 0)) {
@@ -192,6 +196,8 @@ KESTREL_INTERPOSE int pthread_create(pthread_t *thread, const pthread_attr_t *at
     t->fn = start;
     t->arg = arg;
     t->stacksize = ss ? ss : 8u << 20;
+    const struct engine *e = profile_engine();
+    t->token = e && e->thread_creating ? e->thread_creating() : 0;
     int r = REAL(pthread_create)(thread, attr, thr_start, t);
     if (r != 0) atomic_store(&t->used, 0);
     return r;

@@ -158,6 +158,53 @@ static void test_wrapped(void)
     }
 }
 
+/* The drain in steps that merges per-CPU rings: each record's time before it is
+ * parsed (samples and switch records, also across the ring's end), records past a cut
+ * left for later, and only what was taken released to the kernel. */
+static void test_steps(void)
+{
+    uint64_t w[64];
+    const uint64_t ips[] = {0x401000, 0x402000};
+    for (uint64_t back = 8; back <= 64; back += 8) {
+        uint64_t start = 2ull * PAGE * DATA_PAGES - back;
+        ring_reset(start, ST, 0);
+        size_t n = make_sample(w, 5, 42, 1000, ips, 2);
+        ring_put(w, n);
+        ring_put(w, make_switch(w, 1, 0, 42, 2000, 5));
+        ring_put(w, make_switch(w, 0, 0, 42, 3000, 5));
+        uint64_t t = 0;
+        nseen = 0;
+        perf_ring_begin(&ring);
+        CHECK(perf_ring_peek_time(&ring, &t) == 1 && t == 1000);
+        CHECK(perf_ring_peek_time(&ring, &t) == 1 && t == 1000); /* peeking moves nothing */
+        CHECK(perf_ring_take(&ring, collect, NULL, scratch) == 1);
+        CHECKF(perf_ring_peek_time(&ring, &t) == 1 && t == 2000, "back=%llu t=%llu",
+               (unsigned long long)back, (unsigned long long)t);
+        CHECK(perf_ring_take(&ring, collect, NULL, scratch) == 1);
+        CHECK(perf_ring_peek_time(&ring, &t) == 1 && t == 3000); /* past a cut: left */
+        perf_ring_end(&ring);
+        CHECK(meta()->data_tail == start + n + 32);
+        CHECK(nseen == 2 && seen[0].time == 1000 && seen[1].kind == PERF_REC_SWITCH_OUT);
+        perf_ring_begin(&ring); /* the next drain starts with it */
+        CHECK(perf_ring_peek_time(&ring, &t) == 1 && t == 3000);
+        CHECK(perf_ring_take(&ring, collect, NULL, scratch) == 1 && seen[2].time == 3000);
+        CHECK(perf_ring_peek_time(&ring, &t) == 0 && perf_ring_take(&ring, collect, NULL, scratch) == 0);
+        perf_ring_end(&ring);
+        CHECK(meta()->data_tail == meta()->data_head && ring.bad == 0);
+    }
+    /* A record too short to hold its time is malformed: the rest is skipped, counted. */
+    ring_reset(0, ST, 0);
+    struct perf_event_header h = {PERF_RECORD_SWITCH, 0, 16};
+    memcpy(&w[0], &h, 8);
+    w[1] = 0;
+    ring_put(w, 16);
+    uint64_t t;
+    perf_ring_begin(&ring);
+    CHECK(perf_ring_peek_time(&ring, &t) == 0 && ring.bad == 16);
+    perf_ring_end(&ring);
+    CHECK(meta()->data_tail == meta()->data_head);
+}
+
 /* Bytes published that do not hold the record the header announces. */
 static void test_truncated(void)
 {
@@ -394,6 +441,7 @@ int main(void)
     test_samples_and_markers();
     test_kernel_frames_skipped();
     test_wrapped();
+    test_steps();
     test_truncated();
     test_callchain_too_long();
     test_bad_headers();
