@@ -51,29 +51,41 @@ struct config {
     int switch_records;   /* context_switch */
     int switch_samples;   /* a second event sampling every context switch */
     uint16_t max_stack;   /* sample_max_stack, 0 = the system's */
+    int inherit;          /* per-CPU events opened before the threads, inherited by them */
 };
 
 static const struct config configs[] = {
-    {"unprofiled", 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"unprofiled", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"perf record -g (cpu-clock, IP TID TIME CALLCHAIN PERIOD, kernel chains)", 1,
-     PERF_COUNT_SW_CPU_CLOCK, ST_PERF, 0, 1, 0, 0, 0, 0},
+     PERF_COUNT_SW_CPU_CLOCK, ST_PERF, 0, 1, 0, 0, 0, 0, 0},
     {"kestrel: task-clock, IDENTIFIER TID TIME CALLCHAIN, user chains", 1, PERF_COUNT_SW_TASK_CLOCK,
-     ST_KESTREL, 0, 0, 0, 0, 0, 0},
-    {"  + use_clockid MONOTONIC", 1, PERF_COUNT_SW_TASK_CLOCK, ST_KESTREL, 0, 0, 1, 0, 0, 0},
-    {"  + context_switch records", 1, PERF_COUNT_SW_TASK_CLOCK, ST_KESTREL, 0, 0, 1, 1, 0, 0},
+     ST_KESTREL, 0, 0, 0, 0, 0, 0, 0},
+    {"  + use_clockid MONOTONIC", 1, PERF_COUNT_SW_TASK_CLOCK, ST_KESTREL, 0, 0, 1, 0, 0, 0, 0},
+    {"  + context_switch records", 1, PERF_COUNT_SW_TASK_CLOCK, ST_KESTREL, 0, 0, 1, 1, 0, 0, 0},
     {"  + switch samples (the privileged engine)", 2, PERF_COUNT_SW_TASK_CLOCK, ST_KESTREL, 0, 0, 1,
-     1, 1, 0},
+     1, 1, 0, 0},
     {"  same, exclude_kernel (no switch sample fires)", 2, PERF_COUNT_SW_TASK_CLOCK, ST_KESTREL, 1,
-     0, 1, 1, 1, 0},
+     0, 1, 1, 1, 0, 0},
+    {"perf record -g running a command (the same, per-CPU events the threads inherit)", 1,
+     PERF_COUNT_SW_CPU_CLOCK, ST_PERF, 0, 1, 0, 0, 0, 0, 1},
+    {"kestrel, per-CPU events the threads inherit (+ clockid, switch records and samples)", 2,
+     PERF_COUNT_SW_TASK_CLOCK, ST_KESTREL, 0, 0, 1, 1, 1, 0, 1},
 };
 #define NCFG (sizeof configs / sizeof configs[0])
 
 /* ============================================================== events, rings ==== */
 
+#define MAXCPU 64
+
+/* A configuration's events on one thread (one set), or on every CPU for the threads
+ * that inherit them (one set per CPU). */
 struct probe {
-    int fd, fd_cs;
-    void *map;
-    struct perf_ring ring;
+    size_t n;
+    struct {
+        int fd, fd_cs;
+        void *map;
+        struct perf_ring ring;
+    } ev[MAXCPU];
     uint64_t samples, lost;
 };
 
@@ -82,15 +94,16 @@ static size_t map_len(void)
     return (size_t)sysconf(_SC_PAGESIZE) * (PAGES + 1);
 }
 
-static int ev_open(struct perf_event_attr *a, pid_t tid)
+static int ev_open(struct perf_event_attr *a, pid_t tid, int cpu)
 {
-    return (int)syscall(SYS_perf_event_open, a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    return (int)syscall(SYS_perf_event_open, a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* Opens c's events on thread tid; inherited ones on the calling thread, enabled, one
+ * set per CPU, before it creates the threads that inherit them. */
 static void probe_open(struct probe *p, const struct config *c, pid_t tid)
 {
     memset(p, 0, sizeof *p);
-    p->fd = p->fd_cs = -1;
     if (!c->events) return;
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
@@ -107,35 +120,46 @@ static void probe_open(struct probe *p, const struct config *c, pid_t tid)
     a.use_clockid = c->clockid;
     a.clockid = CLOCK_MONOTONIC;
     a.context_switch = c->switch_records;
-    a.disabled = 1;
-    p->fd = ev_open(&a, tid);
-    if (p->fd < 0) {
-        fprintf(stderr, "attr_cost: %s: perf_event_open: %s\n", c->name, strerror(errno));
-        exit(1);
-    }
+    a.disabled = !c->inherit;
+    a.inherit = a.inherit_thread = (unsigned)c->inherit;
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    p->n = c->inherit ? (size_t)(ncpu < MAXCPU ? ncpu : MAXCPU) : 1;
     long pg = sysconf(_SC_PAGESIZE);
-    p->map = mmap(NULL, map_len(), PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
-    if (p->map == MAP_FAILED) {
-        fprintf(stderr, "attr_cost: mmap: %s\n", strerror(errno));
-        exit(1);
-    }
-    perf_ring_init(&p->ring, p->map, (uint64_t)pg, PAGES, a.sample_type, 0);
-    if (c->switch_samples) {
-        a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
-        a.sample_period = 1;
-        a.context_switch = 0;
-        p->fd_cs = ev_open(&a, tid);
-        if (p->fd_cs < 0 || ioctl(p->fd_cs, PERF_EVENT_IOC_SET_OUTPUT, p->fd) != 0) {
-            fprintf(stderr, "attr_cost: switch event: %s\n", strerror(errno));
+    for (size_t k = 0; k < p->n; k++) {
+        struct perf_event_attr e = a;
+        int cpu = c->inherit ? (int)k : -1;
+        p->ev[k].fd = ev_open(&e, c->inherit ? 0 : tid, cpu);
+        p->ev[k].fd_cs = -1;
+        if (p->ev[k].fd < 0) {
+            fprintf(stderr, "attr_cost: %s: perf_event_open: %s\n", c->name, strerror(errno));
             exit(1);
+        }
+        p->ev[k].map = mmap(NULL, map_len(), PROT_READ | PROT_WRITE, MAP_SHARED, p->ev[k].fd, 0);
+        if (p->ev[k].map == MAP_FAILED) {
+            fprintf(stderr, "attr_cost: mmap: %s\n", strerror(errno));
+            exit(1);
+        }
+        perf_ring_init(&p->ev[k].ring, p->ev[k].map, (uint64_t)pg, PAGES, a.sample_type, 0);
+        if (c->switch_samples) {
+            e.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+            e.sample_period = 1;
+            e.context_switch = 0;
+            p->ev[k].fd_cs = ev_open(&e, c->inherit ? 0 : tid, cpu);
+            if (p->ev[k].fd_cs < 0 ||
+                ioctl(p->ev[k].fd_cs, PERF_EVENT_IOC_SET_OUTPUT, p->ev[k].fd) != 0) {
+                fprintf(stderr, "attr_cost: switch event: %s\n", strerror(errno));
+                exit(1);
+            }
         }
     }
 }
 
 static void probe_enable(struct probe *p, unsigned long req)
 {
-    if (p->fd >= 0) ioctl(p->fd, req, 0);
-    if (p->fd_cs >= 0) ioctl(p->fd_cs, req, 0);
+    for (size_t k = 0; k < p->n; k++) {
+        ioctl(p->ev[k].fd, req, 0);
+        if (p->ev[k].fd_cs >= 0) ioctl(p->ev[k].fd_cs, req, 0);
+    }
 }
 
 static void count(const struct perf_rec *r, void *ctx)
@@ -148,14 +172,17 @@ static void count(const struct perf_rec *r, void *ctx)
 static void probe_drain(struct probe *p)
 {
     static unsigned char scratch[PERF_RING_SCRATCH] __attribute__((aligned(8)));
-    if (p->map) perf_ring_drain(&p->ring, count, p, scratch);
+    for (size_t k = 0; k < p->n; k++)
+        perf_ring_drain(&p->ev[k].ring, count, p, scratch);
 }
 
 static void probe_close(struct probe *p)
 {
-    if (p->map) munmap(p->map, map_len());
-    if (p->fd_cs >= 0) close(p->fd_cs);
-    if (p->fd >= 0) close(p->fd);
+    for (size_t k = 0; k < p->n; k++) {
+        munmap(p->ev[k].map, map_len());
+        if (p->ev[k].fd_cs >= 0) close(p->ev[k].fd_cs);
+        close(p->ev[k].fd);
+    }
 }
 
 /* ================================================================== drainer ==== */
@@ -262,12 +289,17 @@ static double slice_switch(const struct config *c)
     if (pipe(ab) || pipe(ba)) exit(1);
     struct partner q = {.in = ab[0], .out = ba[1], .c = c};
     pthread_t th;
+    struct probe mine;
+    memset(&q.p, 0, sizeof q.p);
+    if (c->inherit) /* before the partner exists, which inherits them */
+        probe_open(&mine, c, 0);
     pthread_create(&th, NULL, partner_main, &q);
     while (!q.ready)
         sched_yield();
-    struct probe mine;
-    probe_open(&mine, c, (pid_t)syscall(SYS_gettid));
-    probe_open(&q.p, c, q.tid);
+    if (!c->inherit) {
+        probe_open(&mine, c, (pid_t)syscall(SYS_gettid));
+        probe_open(&q.p, c, q.tid);
+    }
     drain_set[0] = &mine;
     drain_set[1] = &q.p;
     probe_enable(&mine, PERF_EVENT_IOC_ENABLE);
