@@ -110,9 +110,13 @@ def one(cfg, threads, hz, tmp):
         with open(raw) as f:
             stats = json.load(f).get("engine_stats", {})
         # The kernel's ring pages are not in the RSS: one metadata page + data pages
-        # per registered thread (the worker threads and main).
-        if "ring_pages" in stats:
-            res["ring_kb"] = (stats["ring_pages"] + 1) * os.sysconf("SC_PAGE_SIZE") // 1024 * (threads + 1)
+        # per CPU (threads that inherit the per-CPU events), else per registered
+        # thread (the worker threads and main).
+        page_kb = os.sysconf("SC_PAGE_SIZE") // 1024
+        if stats.get("cpu_rings"):
+            res["ring_kb"] = (stats["cpu_ring_pages"] + 1) * page_kb * stats["cpu_rings"]
+        elif "ring_pages" in stats:
+            res["ring_kb"] = (stats["ring_pages"] + 1) * page_kb * (threads + 1)
         if engine != cfg:
             sys.exit(f"bench: asked for the {cfg} engine, the file says {engine!r}: {err.strip()}")
     rates = [per_tid.get(t["tid"], 0) / (t["cpu_ns"] / 1e9 * hz) for t in work["threads"]]

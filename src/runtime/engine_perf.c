@@ -153,6 +153,7 @@ struct perf_engine {
     int inherit;                        /* per-CPU inherited events in use */
     _Atomic int cpus_ready;             /* ... and opened: the engine thread may drain them */
     size_t ncpu;                        /* entries of cpus (every configured CPU) */
+    size_t cpu_ring_pages;              /* data pages per CPU's ring */
     struct pcpu *cpus;                  /* fd -1 for a CPU that is offline */
     size_t cpus_len;                    /* bytes of cpus */
     uint64_t unregistered;              /* samples of threads not registered, dropped */
@@ -640,10 +641,10 @@ static int cpus_open(void)
     pe.cpus_len = pe.ncpu * sizeof *pe.cpus;
     if (!(pe.cpus = rtmem_alloc(pe.cpus_len))) return -ENOMEM;
     /* A ring takes the samples of every thread on its CPU, and their switch records. */
-    size_t pages = pe.ring_pages * 2 < RING_PAGES_MAX ? pe.ring_pages * 2 : RING_PAGES_MAX;
+    pe.cpu_ring_pages = pe.ring_pages * 2 < RING_PAGES_MAX ? pe.ring_pages * 2 : RING_PAGES_MAX;
     size_t opened = 0;
     for (size_t k = 0; k < pe.ncpu; k++) {
-        int rc = events_open(&pe.cpus[k].ev, 0, (int)k, 1, pages);
+        int rc = events_open(&pe.cpus[k].ev, 0, (int)k, 1, pe.cpu_ring_pages);
         if (rc == -ENODEV) continue; /* offline */
         if (rc < 0) {
             cpus_close();
@@ -830,6 +831,7 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
         {"kernel_time", (uint64_t)pe.privileged},   /* time in system calls was sampled */
         {"ring_pages", pe.ring_pages},
         {"cpu_rings", pe.inherit ? pe.ncpu : 0}, /* 0: every thread had a ring of its own */
+        {"cpu_ring_pages", pe.inherit ? pe.cpu_ring_pages : 0},
         {"samples_unregistered", pe.unregistered},
         {"threads_unsampled", atomic_load(&pe.threads_unsampled)},
         {"waits_guessed", pe.waits_guessed},

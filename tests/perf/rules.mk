@@ -8,7 +8,7 @@
 #    forced: one wrapper per test under build/tests/perf-pass/.
 PERF_DIR        := $(BUILD)/tests/perf
 PERF_UNIT_TESTS := $(PERF_DIR)/test_perf_ring
-PERF_HELPERS    := $(PERF_DIR)/quiet $(PERF_DIR)/noperf $(PERF_DIR)/work
+PERF_HELPERS    := $(PERF_DIR)/quiet $(PERF_DIR)/noperf $(PERF_DIR)/work $(PERF_DIR)/nested
 PERF_PASS_OF    := $(sort $(wildcard tests/runtime/test_*.c tests/runtime/test_*.py))
 PERF_PASS       := $(patsubst tests/runtime/%,$(BUILD)/tests/perf-pass/%,$(basename $(PERF_PASS_OF)))
 
@@ -21,6 +21,9 @@ $(PERF_DIR)/test_perf_ring: tests/perf/test_perf_ring.c src/runtime/perf_ring.c 
 
 # Programs to be profiled: frame pointers on, like `kestrel run` builds them.
 $(PERF_DIR)/quiet: tests/perf/quiet.c
+	@mkdir -p $(@D)
+	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -o $@ $<
+$(PERF_DIR)/nested: tests/perf/nested.c tests/runtime/burn.h
 	@mkdir -p $(@D)
 	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -o $@ $<
 $(PERF_DIR)/work: bench/engines/work.c

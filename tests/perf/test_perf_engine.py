@@ -8,8 +8,12 @@
    time x rate and land in the busy function; the blocked thread's waiting samples
    match its blocked time x rate, and where the kernel sampled the switches their
    stacks pass through the blocking function.
-2. auto picks perf where perf_event_open is allowed, silently.
-3. perf_event_open refused by a seccomp filter (tests/perf/noperf.c): auto falls back
+2. Threads made by threads: each of a chain of three (main's thread, its thread, and
+   that one's) gets on-CPU samples for its CPU time x rate, through the per-CPU events
+   they inherit (the file says how many CPU rings); a raw clone() thread that never
+   registered gets none, and its samples are counted as dropped, not given to others.
+3. auto picks perf where perf_event_open is allowed, silently.
+4. perf_event_open refused by a seccomp filter (tests/perf/noperf.c): auto falls back
    to the signal engine with one line on stderr saying why; perf forced says why.
 """
 import json, os, subprocess, sys, tempfile
@@ -18,6 +22,7 @@ LIB = os.path.abspath("build/lib/libkestrel.so")
 QUIET = os.path.abspath("build/tests/perf/quiet")
 WORK = os.path.abspath("build/tests/perf/work")
 NOPERF = os.path.abspath("build/tests/perf/noperf")
+NESTED = os.path.abspath("build/tests/perf/nested")
 failures = 0
 
 
@@ -103,6 +108,31 @@ def test_no_signals(tmp, hz, nobody=False):
           f"{hz} Hz: the file says whether switches were sampled ({stats})")
 
 
+def test_nested(tmp, hz=997):
+    raw_p, side_p = os.path.join(tmp, "nested.json"), os.path.join(tmp, "nested.side")
+    p = profiled([NESTED, "400", side_p], raw_p, "perf", hz)
+    check(p.returncode == 0 and p.stderr.strip() == "",
+          f"nested threads: exit {p.returncode}, stderr {p.stderr.strip()!r}")
+    raw, side = json.load(open(raw_p)), json.load(open(side_p))
+    stats = raw.get("engine_stats", {})
+    release = tuple(int(x) for x in os.uname().release.split("-")[0].split(".")[:2])
+    if release >= (5, 13):  # inherit_thread
+        check(1 <= stats.get("cpu_rings", 0) <= os.cpu_count(),
+              f"nested threads: per-CPU rings on this kernel ({stats})")
+    for i, t in enumerate(side["threads"]):
+        got = sum(1 for r in thread_rows(raw, t["tid"]) if r[3] == 0)
+        want = t["cpu_ns"] / 1e9 * hz
+        check(0.95 * want <= got <= 1.02 * want + 2,
+              f"nested threads: thread at depth {i + 1}: {got} on-CPU samples for {want:.0f}")
+    rt = side["raw"]
+    check(not thread_rows(raw, rt["tid"]), "the raw clone() thread has no samples of its own")
+    want = rt["cpu_ns"] / 1e9 * hz
+    if stats.get("cpu_rings"):
+        check(0.9 * want <= stats.get("samples_unregistered", 0) <= 1.02 * want + 2,
+              f"its {stats.get('samples_unregistered')} samples are counted as unregistered "
+              f"(about {want:.0f})")
+
+
 def test_auto_takes_perf(tmp):
     raw_p = os.path.join(tmp, "auto.json")
     p = profiled([WORK, "2", "60", os.path.join(tmp, "w.side")], raw_p, "auto", 997)
@@ -145,6 +175,7 @@ def main():
         if os.geteuid() == 0:  # the same as an unprivileged user: exclude_kernel only
             os.chmod(tmp, 0o777)
             test_no_signals(tmp, 997, nobody=True)
+        test_nested(tmp)
         test_auto_takes_perf(tmp)
         test_fallback(tmp)
     print(f"{failures} failed", file=sys.stderr)
