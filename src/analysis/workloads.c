@@ -54,23 +54,43 @@ static uint64_t now_ns(void)
 
 /* --- shares ---------------------------------------------------------------------- */
 
+static uint64_t xorshift(uint64_t *rng)
+{
+    *rng ^= *rng << 13, *rng ^= *rng >> 7, *rng ^= *rng << 17;
+    return *rng;
+}
+
+/* Each round runs every function for its weight's units, in a new random order, cut
+ * at a random point and rotated (the round starts inside one function, which finishes
+ * at the round's end). A sampler whose period locks onto the round's length then
+ * still lands on a uniformly random point of the round's work: each function is hit
+ * in proportion to its units, whatever the phase. A new order alone is not enough: a
+ * sample that always lands at the round's start would find each function there as
+ * often as any other, whatever its weight. */
 static void run_shares(uint64_t units)
 {
-    uint64_t rounds = units / WORKLOAD_ROUND_UNITS + 1, rng = 0x9e3779b97f4a7c15ull;
+    const uint64_t per = WORKLOAD_ROUND_UNITS / 100;
+    uint64_t rounds = units / WORKLOAD_ROUND_UNITS + 1, rng = 0x9e3779b97f4a7c15ull, total = 0;
     unsigned order[WORKLOAD_SHARES_N];
-    for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++)
+    for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++) {
         order[i] = i;
+        total += workload_shares[i].weight * per;
+    }
     for (uint64_t r = 0; r < rounds; r++) {
-        /* A new order each round, so a sampler with a fixed period cannot lock onto
-         * the same function round after round. */
         for (unsigned i = WORKLOAD_SHARES_N - 1; i > 0; i--) {
-            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-            unsigned j = (unsigned)(rng % (i + 1)), t = order[i];
+            unsigned j = (unsigned)(xorshift(&rng) % (i + 1)), t = order[i];
             order[i] = order[j], order[j] = t;
         }
-        for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++) {
-            const struct workload_fn *f = &workload_shares[order[i]];
-            f->fn((uint64_t)f->weight * (WORKLOAD_ROUND_UNITS / 100));
+        uint64_t cut = xorshift(&rng) % total;
+        for (int pass = 0; pass < 2; pass++) { /* [cut, total), then [0, cut) */
+            uint64_t lo = pass ? 0 : cut, hi = pass ? cut : total, at = 0;
+            for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++) {
+                const struct workload_fn *f = &workload_shares[order[i]];
+                uint64_t a = at > lo ? at : lo, end = at + f->weight * per;
+                uint64_t b = end < hi ? end : hi;
+                if (b > a) f->fn(b - a);
+                at = end;
+            }
         }
     }
 }
