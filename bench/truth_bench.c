@@ -94,7 +94,7 @@ static void write_section(FILE *o, const struct calib_result *c, const char *cmd
         fputc('\n', o);
     }
 
-    fprintf(o, "\n### Error of the seven shares against timed truth (MAE / binomial)\n\n");
+    fprintf(o, "\n### Error of the seven shares against the truth timed in the run (MAE / binomial)\n\n");
     for (int i = 0; i < NPROF; i++) {
         if (entries[i].skipped) continue;
         for (int t = 0; t < 2; t++) {

@@ -262,11 +262,31 @@ static void shares_of(const struct profile *p, double *self, uint64_t *n)
     *n = c.running;
 }
 
+/* The seven functions' shares of the CPU time they had in the run, from the
+ * workload's report line (run_ns=a,b,...). 0, or -1 when the line has none. */
+static int in_run_shares(const char *line, double shares[WORKLOAD_SHARES_N])
+{
+    const char *p = strstr(line, " run_ns=");
+    if (!p) return -1;
+    p += strlen(" run_ns=");
+    double sum = 0;
+    for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++) {
+        char *end;
+        shares[i] = strtod(p, &end);
+        if (end == p || !(shares[i] > 0) || (i + 1 < WORKLOAD_SHARES_N && *end != ',')) return -1;
+        sum += shares[i];
+        p = end + 1;
+    }
+    for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++)
+        shares[i] /= sum;
+    return 0;
+}
+
 /* The error table: for each count n, the run's on-CPU samples in time order cut into
- * disjoint windows of n, each window's shares against timed truth. A profiler whose
+ * disjoint windows of n, each window's shares against the truth. A profiler whose
  * samples carry no times gets one row, the whole run. */
 static void add_rows(struct truth_report *r, const struct truth_profiler *prof,
-                     const struct profile *p, const double *timed, uint64_t max_samples)
+                     const struct profile *p, const double *truth, uint64_t max_samples)
 {
     static const uint64_t counts[] = {500, 1000, 2000, 5000, 10000, 20000, 50000, 100000};
     struct measure_fn fns[WORKLOAD_SHARES_N];
@@ -278,11 +298,11 @@ static void add_rows(struct truth_report *r, const struct truth_profiler *prof,
     for (unsigned k = 0; prof->has_times && k < sizeof counts / sizeof *counts; k++) {
         if (counts[k] > max_samples || counts[k] > (uint64_t)len || r->n_rows >= TRUTH_MAX_ROWS)
             break;
-        accuracy_windows(leaf, (size_t)len, timed, WORKLOAD_SHARES_N, counts[k],
+        accuracy_windows(leaf, (size_t)len, truth, WORKLOAD_SHARES_N, counts[k],
                          &r->rows[r->n_rows++]);
     }
     if (len > 0 && (r->n_rows == 0 || (!prof->has_times && r->n_rows < TRUTH_MAX_ROWS)))
-        accuracy_windows(leaf, (size_t)len, timed, WORKLOAD_SHARES_N, (uint64_t)len,
+        accuracy_windows(leaf, (size_t)len, truth, WORKLOAD_SHARES_N, (uint64_t)len,
                          &r->rows[r->n_rows++]);
     free(leaf);
 }
@@ -297,11 +317,13 @@ void truth_run_errors(const struct truth_profiler *prof, const struct truth_opts
     r->error_note[0] = 0;
     truth_timed_shares(ns_per_unit, o->full, timed);
     r->disagreement = 0;
+    r->disagreement_run = -1;
     for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++) {
         struct truth_fn *f = &r->fns[i];
         f->name = workload_shares[i].name;
         f->constructed = workload_shares[i].weight / 100.0;
-        f->timed = timed[i];
+        f->timed = f->truth = timed[i];
+        f->in_run = -1;
         double d = fabs(f->constructed - f->timed);
         if (d > r->disagreement) r->disagreement = d;
     }
@@ -324,19 +346,25 @@ void truth_run_errors(const struct truth_profiler *prof, const struct truth_opts
         snprintf(r->error_note, sizeof r->error_note, "error run failed: %s", why);
         return;
     }
-    double self[WORKLOAD_SHARES_N];
+    double self[WORKLOAD_SHARES_N], in_run[WORKLOAD_SHARES_N], truth[WORKLOAD_SHARES_N];
+    int have_run = in_run_shares(c.line, in_run) == 0;
     uint64_t n;
     shares_of(p, self, &n);
     r->verify_samples = n;
     r->error_achieved = (double)n / (c.cpu_s > 0 ? c.cpu_s : 1);
+    r->disagreement_run = have_run ? 0 : -1;
     for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++) {
         struct truth_fn *f = &r->fns[i];
+        f->in_run = have_run ? in_run[i] : -1;
+        f->truth = truth[i] = have_run ? in_run[i] : timed[i];
+        if (have_run && fabs(in_run[i] - timed[i]) > r->disagreement_run)
+            r->disagreement_run = fabs(in_run[i] - timed[i]);
         f->measured = self[i];
-        f->se = stats_se(f->timed, (double)n);
-        f->z = accuracy_z(f->timed, self[i], (double)n);
+        f->se = stats_se(f->truth, (double)n);
+        f->z = accuracy_z(f->truth, self[i], (double)n);
         f->clears = stats_detectable(self[i], (double)n);
     }
-    add_rows(r, prof, p, timed, o->max_samples);
+    add_rows(r, prof, p, truth, o->max_samples);
     r->floor_ok = accuracy_floor(r->rows, r->n_rows, &r->floor) == 0;
     profile_free(p);
 }

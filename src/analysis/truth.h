@@ -88,9 +88,11 @@ struct truth_fn {
     const char *name;
     double constructed; /* n_i / Σn; <0 when not constructed (memset) */
     double timed;       /* t_i / Σt from timing it alone */
+    double in_run;      /* t_i / Σt timed in the sampled run itself; <0 when unknown */
+    double truth;       /* what the measurement is scored against: in_run, else timed */
     double measured;    /* its share in the profile */
-    double se;          /* standard error of the measurement, from the timed truth */
-    double z;           /* (measured - timed) / se */
+    double se;          /* standard error of the measurement, from the truth */
+    double z;           /* (measured - truth) / se */
     int clears;         /* the measured share clears two standard errors */
 };
 
@@ -122,6 +124,7 @@ struct truth_report {
     struct truth_fn fns[WORKLOAD_SHARES_N];
     uint64_t verify_samples; /* samples of the verification (the whole error run) */
     double disagreement;     /* max |constructed - timed| over the seven */
+    double disagreement_run; /* max |in_run - timed|; <0 when in_run is unknown */
     double detect_rate;      /* achieved rate the detectability table uses */
     struct truth_blind blind[TRUTH_NBLIND];
     double seconds;       /* wall time of the whole suite */

@@ -67,9 +67,27 @@ static uint64_t xorshift(uint64_t *rng)
  * in proportion to its units, whatever the phase. A new order alone is not enough: a
  * sample that always lands at the round's start would find each function there as
  * often as any other, whatever its weight. */
-static void run_shares(uint64_t units)
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Every WORKLOAD_TIMED_EVERY-th round, each call is timed on the thread's CPU clock:
+ * the CPU time per unit each function had in this very run, whatever the machine did
+ * meanwhile (the truth the error table scores against). The report line gets each
+ * function's estimated CPU ns over the whole run, as run_ns=a,b,... in table order. */
+static void run_shares(uint64_t units, FILE *out)
 {
     const uint64_t per = WORKLOAD_ROUND_UNITS / 100;
+    uint64_t timed_ns[WORKLOAD_SHARES_N] = {0}, timed_units[WORKLOAD_SHARES_N] = {0};
+    /* What a timed call costs beyond the call (the clock's own read), taken off each. */
+    uint64_t clock_ns = UINT64_MAX;
+    for (int k = 0; k < 64; k++) {
+        uint64_t t0 = thread_cpu_ns(), t1 = thread_cpu_ns();
+        if (t1 - t0 < clock_ns) clock_ns = t1 - t0;
+    }
     uint64_t rounds = units / WORKLOAD_ROUND_UNITS + 1, rng = 0x9e3779b97f4a7c15ull, total = 0;
     unsigned order[WORKLOAD_SHARES_N];
     for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++) {
@@ -88,10 +106,24 @@ static void run_shares(uint64_t units)
                 const struct workload_fn *f = &workload_shares[order[i]];
                 uint64_t a = at > lo ? at : lo, end = at + f->weight * per;
                 uint64_t b = end < hi ? end : hi;
-                if (b > a) f->fn(b - a);
+                if (b > a && r % WORKLOAD_TIMED_EVERY == 0) {
+                    uint64_t t0 = thread_cpu_ns();
+                    f->fn(b - a);
+                    uint64_t t = thread_cpu_ns() - t0;
+                    timed_ns[order[i]] += t > clock_ns ? t - clock_ns : 0;
+                    timed_units[order[i]] += b - a;
+                } else if (b > a) {
+                    f->fn(b - a);
+                }
                 at = end;
             }
         }
+    }
+    fprintf(out, " run_ns=");
+    for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++) {
+        double per_unit = timed_units[i] ? (double)timed_ns[i] / (double)timed_units[i] : 0;
+        fprintf(out, "%s%.0f", i ? "," : "",
+                per_unit * (double)(workload_shares[i].weight * per) * (double)rounds);
     }
 }
 
@@ -220,7 +252,7 @@ int workload_run(const char *name, uint64_t units, FILE *out)
     if (!known) return -EINVAL;
     fprintf(out, "workload %s units=%llu", name, (unsigned long long)units);
     if (!strcmp(name, "shares"))
-        run_shares(units);
+        run_shares(units, out);
     else if (!strcmp(name, "worker"))
         rc = run_worker(units);
     else if (!strcmp(name, "memset"))

@@ -33,6 +33,7 @@ extern const struct workload_fn workload_shares[WORKLOAD_SHARES_N];
 
 /* Units of work one round of `shares` does (its weights sum to 100: x10). */
 #define WORKLOAD_ROUND_UNITS 1000u
+#define WORKLOAD_TIMED_EVERY 16 /* shares: one round in this many is timed call by call */
 
 /* The functions of the other workloads, for truth by timing them alone. */
 void main_half(uint64_t units);

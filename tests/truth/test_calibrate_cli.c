@@ -2,6 +2,7 @@
  * processes per core spinning while it times burn() must make it say so and measure
  * nothing), its workloads run on their own, and bad options refused with a clear
  * message and a non-zero status. */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,26 @@ static void test_workloads_and_errors(void)
     static char out[8192];
     CHECK(run(KESTREL " calibrate --workload sleeper --units 20000", out, sizeof out) == 0);
     CHECKF(strstr(out, "workload sleeper units=20000 napper_wall_ns=") != NULL, "%s", out);
+    /* shares times its own calls: each function's CPU in the run, in table order,
+     * within a point of its constructed share (40 22 15 10 6 5 2). */
+    CHECK(run(KESTREL " calibrate --workload shares --units 400000", out, sizeof out) == 0);
+    const char *r = strstr(out, " run_ns=");
+    CHECKF(r != NULL, "%s", out);
+    if (r) {
+        static const double want[] = {40, 22, 15, 10, 6, 5, 2};
+        double ns[7], sum = 0;
+        const char *p = r + strlen(" run_ns=");
+        int got = 0;
+        for (char *end; got < 7; got++, p = end + 1) {
+            ns[got] = strtod(p, &end);
+            if (end == p || !(ns[got] > 0)) break;
+            sum += ns[got];
+        }
+        CHECKF(got == 7, "%s", out);
+        for (int i = 0; i < got && got == 7; i++)
+            CHECKF(fabs(100 * ns[i] / sum - want[i]) < 1, "function %d: %.2f%% of the run, built "
+                   "for %.0f%%: %s", i, 100 * ns[i] / sum, want[i], out);
+    }
     CHECK(run(KESTREL " calibrate --workload nosuch", out, sizeof out) == 2);
     CHECKF(!strcmp(out, "kestrel: calibrate: --workload nosuch: no such workload (see --help)\n"),
            "%s", out);
