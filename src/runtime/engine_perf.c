@@ -106,7 +106,7 @@ struct pslot {
     _Atomic int stopped;     /* thread_stop() disabled the events, counted in draining */
     int inherited;           /* sampled by the per-CPU events: no fd, no ring of its own */
     uint64_t start_ns;       /* inherited: its records count from here ... */
-    uint64_t stop_ns;        /* ... to here (UINT64_MAX while registered) */
+    _Atomic uint64_t stop_ns; /* ... to here (UINT64_MAX while registered) */
     int has_cs;              /* switch samples arrive for this thread */
     struct pevents ev;       /* its own events (not inherited) */
     int off_cpu;             /* a SWITCH_OUT not yet followed by its SWITCH_IN */
