@@ -4,14 +4,15 @@
  *
  *   nested MS OUT.json
  *
- * Each pthread burns MS ms of CPU; OUT.json lists their tids and CPU ns, and the raw
- * thread's tid and CPU ns. */
+ * Each pthread burns MS ms of CPU; OUT.json lists their tids, CPU ns and context
+ * switches, and the raw thread's tid and CPU ns. */
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 static long ms;
 static pid_t tids[DEPTH];
 static uint64_t cpu[DEPTH];
+static long switches[DEPTH];
 
 static void *level(void *arg)
 {
@@ -32,6 +34,9 @@ static void *level(void *arg)
     if (i + 1 < DEPTH && pthread_create(&child, NULL, level, (void *)(i + 1)) != 0) exit(2);
     burn_cpu_us(ms * 1000);
     cpu[i] = burn_thread_cpu_ns();
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    switches[i] = ru.ru_nvcsw + ru.ru_nivcsw;
     if (i + 1 < DEPTH) pthread_join(child, NULL);
     return NULL;
 }
@@ -81,8 +86,8 @@ int main(int argc, char **argv)
     if (!f) return 2;
     fprintf(f, "{\"threads\": [");
     for (int i = 0; i < DEPTH; i++)
-        fprintf(f, "%s{\"tid\": %d, \"cpu_ns\": %llu}", i ? ", " : "", tids[i],
-                (unsigned long long)cpu[i]);
+        fprintf(f, "%s{\"tid\": %d, \"cpu_ns\": %llu, \"switches\": %ld}", i ? ", " : "",
+                tids[i], (unsigned long long)cpu[i], switches[i]);
     fprintf(f, "], \"raw\": {\"tid\": %d, \"cpu_ns\": %llu}}\n", raw_tid,
             (unsigned long long)raw_cpu);
     return fclose(f) == 0 ? 0 : 2;
