@@ -58,8 +58,12 @@ struct cur {
     int bad;
 };
 
-static uint64_t read_uleb(struct cur *c)
+/* Inlined everywhere, so a cursor never leaves registers in the program's loop. */
+#define READER static inline __attribute__((always_inline))
+
+READER uint64_t read_uleb(struct cur *c)
 {
+    if (c->p < c->end && *c->p < 0x80) return *c->p++;
     uint64_t v = 0;
     for (unsigned i = 0; i < 10 && c->p < c->end; i++) {
         uint8_t b = *c->p++;
@@ -72,7 +76,7 @@ static uint64_t read_uleb(struct cur *c)
     return 0;
 }
 
-static int64_t read_sleb(struct cur *c)
+READER int64_t read_sleb(struct cur *c)
 {
     uint64_t v = 0;
     for (unsigned i = 0; i < 10 && c->p < c->end; i++) {
@@ -90,7 +94,7 @@ static int64_t read_sleb(struct cur *c)
 
 /* n bytes (1 to 8), little-endian: the byte order was checked against the host's
  * and every supported host is little-endian (linetab_sections_find refuses else). */
-static uint64_t read_fixed(struct cur *c, unsigned n)
+READER uint64_t read_fixed(struct cur *c, unsigned n)
 {
     if ((size_t)(c->end - c->p) < n) {
         c->bad = 1;
@@ -419,6 +423,16 @@ static int run_program(const struct header *h, size_t n_files, struct rows *rs)
     uint64_t file = 1, column = 0;
     const unsigned base = h->opcode_base, range = h->line_range;
     int rc = 0;
+    /* Each special opcode's line and address advance, divided out once. libdw
+     * advances the address by an unsigned int product. */
+    struct {
+        int32_t line;
+        uint32_t addr;
+    } special[256];
+    for (unsigned op = base; op < 256; op++) {
+        special[op].line = h->line_base + (int)((op - base) % range);
+        special[op].addr = (uint32_t)(h->min_len * ((op - base) / range));
+    }
 /* A row of the registers' values; libdw refuses a line that does not fit its int. */
 #define ROW(is_end)                                                                                \
     do {                                                                                           \
@@ -432,10 +446,8 @@ static int run_program(const struct header *h, size_t n_files, struct rows *rs)
     while (c.p < c.end) {
         unsigned op = *c.p++;
         if (op >= base) {
-            unsigned adj = op - base;
-            line += h->line_base + (int)(adj % range);
-            /* libdw advances by an unsigned int product. */
-            addr += (uint32_t)(h->min_len * (adj / range));
+            line += special[op].line;
+            addr += special[op].addr;
             ROW(0);
             continue;
         }
