@@ -17,7 +17,13 @@
  * Whatever it does not handle exactly as libdw does — a form, an opcode or a value it
  * does not know, a malformed or truncated header or program, a compressed section it
  * cannot see, a split unit, DW_LNE_define_file, VLIW operation indices — makes
- * linetab_read refuse (-1), and the caller asks libdw instead. */
+ * linetab_read refuse (-1), and the caller asks libdw instead.
+ *
+ * One difference is known: libdw reads a line program once per .debug_line offset
+ * and keeps the DW_AT_comp_dir of the first unit that asked for it, so two DWARF 4
+ * units sharing one program (as dwz can make them) with different directories would
+ * see its directory-0 files under whichever asked first; here each unit sees them
+ * under its own. Not thread-safe: a lookup keeps where it was (linetab.hint). */
 #ifndef KESTREL_LINETAB_H
 #define KESTREL_LINETAB_H
 #include <elfutils/libdw.h>

@@ -1,5 +1,6 @@
 /* The symbolizer (symbolize.h). One libdwfl session per image, so an address can
- * only ever be looked up in the module of its own image. */
+ * only ever be looked up in the module of its own image. Line tables come from
+ * kestrel's own reader (linetab.h) for every unit it reads, else from libdw. */
 #include "analysis/symbolize.h"
 
 #include "analysis/linetab.h"
