@@ -98,7 +98,7 @@ struct sym_image {
     struct sym_elf *syms; /* sorted by lo; built on the first address DWARF misses */
     size_t n_syms;
     int syms_built;
-    struct linetab_sections sections; /* for linetab_read; */
+    struct linetab_sections sections; /* the sections linetab_read reads */
     int sections_state;               /* 0: not looked for, 1: found, -1: libdw reads lines */
     struct sym_strmap names;          /* DIE names, by (DIE offset + 1, 0) */
     struct sym_strmap paths; /* absolute source paths, by (libdw's path, comp dir) */
