@@ -218,8 +218,9 @@ interns later); names and paths are made the profile's own once per function, in
 call and file, not looked up per frame; an inlined call takes its name from its
 abstract origin, once per origin; the addresses are sorted by a counting sort on their
 key bytes. What remains of the phase (\`perf record -g\`, this program): libdw's walks
-of each function's DIEs (about 30%), decoding the line programs (about 20%), first
-touches of the memory for the frames and rows, and interning the stacks.
+of each CU's and each function's DIEs (about 35%), decoding the line programs (about
+15%), rebuilding the stacks (about 12%), and first touches of fresh memory (about 20%,
+spread over all of them).
 EOT
 )
 python3 - "$section" <<'PY'
