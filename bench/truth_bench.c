@@ -147,10 +147,15 @@ static void write_section(FILE *o, const struct calib_result *c, const char *cmd
     fprintf(o, "\n| MAE within 1.2x binomial at every count (997 Hz / top rate) |");
     for (int i = 0; i < NPROF; i++)
         if (!entries[i].skipped)
-            fprintf(o, " %.2fx / %.2fx |", max_ratio(&entries[i].r), max_ratio(&entries[i].top));
+            fprintf(o, !entries[i].r.n_rows ? " not measured |" : " %.2fx / %.2fx |",
+                    max_ratio(&entries[i].r), max_ratio(&entries[i].top));
     fprintf(o, "\n| floor below 0.001 (997 Hz) |");
     for (int i = 0; i < NPROF; i++)
-        if (!entries[i].skipped)
+        if (entries[i].skipped)
+            continue;
+        else if (!entries[i].r.n_rows || !entries[i].r.floor_ok)
+            fprintf(o, " not measured |");
+        else
             fprintf(o, " %.4f%s |", entries[i].r.floor.floor,
                     entries[i].r.floor.floor < 0.001 ? " yes" : " no");
     static const char *goal[] = {"worker thread within 2 SE of 50%", "memset caller's total share",
