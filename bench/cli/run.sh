@@ -206,9 +206,9 @@ a file table. kestrel now reads \`.debug_line\` itself (\`src/analysis/linetab.c
 2 to 5): one pass into one sorted array, one row per address, looked up from the last
 row found; a unit it does not read exactly as libdw would (an opcode, form or value it
 does not know, a malformed header, split DWARF) is left to libdw. Its answers are
-libdw's: \`tests/cli/test_linetab.c\` compares the two at every row of ten binaries
+libdw's: \`tests/cli/test_linetab.c\` compares the two at every row of eleven binaries
 (gcc and clang, DWARF 3, 4 and 5, \`-ffunction-sections\` with \`--gc-sections\`,
-compressed sections, C++, kestrel itself) and of libc's debug file, and on randomly
+compressed sections, C++, Go, kestrel itself) and of libc's debug file, and on randomly
 damaged copies; \`tests/cli/test_symbolize_lines.c\` symbolizes every row address both
 ways; a fuzz target does the same for any \`.debug_line\`. Next came interning the
 output frames, each hashed into the frame table: an equal frame can only come from the

@@ -294,10 +294,13 @@ static int read_header(const struct linetab_sections *s, const uint8_t *unit, co
     h->line_base = (int8_t)read_fixed(&c, 1);
     h->line_range = (uint8_t)read_fixed(&c, 1);
     h->opcode_base = (uint8_t)read_fixed(&c, 1);
-    if (c.bad || h->default_is_stmt > 1 || h->line_range == 0 || h->opcode_base < 13) return -1;
+    /* DWARF 2's nine standard opcodes at least (Go's linker writes ten, GCC and clang
+     * twelve): an opcode from opcode_base up is a special one, as libdw reads it. */
+    if (c.bad || h->default_is_stmt > 1 || h->line_range == 0 || h->opcode_base < 10) return -1;
     h->std_len = c.p;
     skip(&c, h->opcode_base - 1u);
-    if (c.bad || memcmp(h->std_len, std_lengths + 1, 12)) return -1;
+    unsigned known = h->opcode_base - 1u < 12 ? h->opcode_base - 1u : 12;
+    if (c.bad || memcmp(h->std_len, std_lengths + 1, known)) return -1;
 
     size_t cap = 0;
     int rc;

@@ -1,5 +1,5 @@
 /* kestrel's own reader of a compilation unit's DWARF line-number program
- * (.debug_line, versions 2 to 5 as GCC and clang write them), for the symbolizer.
+ * (.debug_line, versions 2 to 5 as GCC, clang and Go write them), for the symbolizer.
  *
  * libdw's dwarf_getsrclines allocates a list node per row and sorts them all, and
  * dwarf_getsrcfiles does the same work to get at the file table: on a program of a

@@ -47,7 +47,13 @@ LINETAB_CFLAGS_clang-dwarf4    := clang -O2 -gdwarf-4
 $(LINETAB_DIR)/%: $(LINETAB_SRC)
 	@mkdir -p $(@D)
 	$(LINETAB_CFLAGS_$*) -Itests/cli -o $@ tests/cli/fixture_lines.c
-$(BUILD)/tests/cli/test_linetab: $(LINETAB_BINS) $(BUILD)/tests/cli/fixture_symbols \
+# Go's linker writes line tables of its own (DWARF 2, ten standard opcodes, compressed).
+$(LINETAB_DIR)/go: tests/cli/go/main.go
+	@mkdir -p $(@D)
+	GO111MODULE=off GOCACHE=$(abspath $(BUILD))/go/cache GOPATH=$(abspath $(BUILD))/go/path \
+	    go build -o $@ tests/cli/go/main.go
+$(BUILD)/tests/cli/test_linetab: $(LINETAB_BINS) $(LINETAB_DIR)/go $(BUILD)/tests/cli/fixture_symbols \
     $(BUILD)/tests/cli/clang/fixture_symbols $(KESTREL)
-$(BUILD)/tests/cli/test_symbolize_lines: $(LINETAB_BINS) $(BUILD)/tests/cli/fixture_symbols \
+$(BUILD)/tests/cli/test_symbolize_lines: $(LINETAB_BINS) $(LINETAB_DIR)/go \
+    $(BUILD)/tests/cli/fixture_symbols \
     $(BUILD)/tests/cli/clang/fixture_symbols $(KESTREL)

@@ -1,7 +1,8 @@
 /* kestrel's line-table reader (src/analysis/linetab.c) against libdw itself, whose
  * answers it must give: on real binaries (the fixture built by gcc and clang, DWARF
  * 3, 4 and 5, -ffunction-sections with --gc-sections, compressed debug sections, a
- * C++ program, kestrel itself, libc's separate debug file when installed) every CU
+ * C++ program, a Go program, kestrel itself, libc's separate debug file when
+ * installed) every CU
  * must be read, with the same file table and, at every address where libdw has a row
  * and at the addresses either side of it, the same row (file, line, column) or the
  * same absence of one. Then the same on copies of two of them whose .debug_line has
@@ -202,11 +203,17 @@ int main(int argc, char **argv)
 {
     elf_version(EV_CURRENT);
     const char *fixtures[] = {
-        "build/tests/cli/linetab/gcc-dwarf5",    "build/tests/cli/linetab/gcc-dwarf4",
-        "build/tests/cli/linetab/gcc-dwarf3",    "build/tests/cli/linetab/gcc-gc-sections",
-        "build/tests/cli/linetab/gcc-gz",        "build/tests/cli/linetab/clang-dwarf5",
-        "build/tests/cli/linetab/clang-dwarf4",  "build/tests/cli/fixture_symbols",
-        "build/tests/cli/clang/fixture_symbols", "build/bin/kestrel",
+        "build/tests/cli/linetab/gcc-dwarf5",
+        "build/tests/cli/linetab/gcc-dwarf4",
+        "build/tests/cli/linetab/gcc-dwarf3",
+        "build/tests/cli/linetab/gcc-gc-sections",
+        "build/tests/cli/linetab/gcc-gz",
+        "build/tests/cli/linetab/clang-dwarf5",
+        "build/tests/cli/linetab/clang-dwarf4",
+        "build/tests/cli/fixture_symbols",
+        "build/tests/cli/clang/fixture_symbols",
+        "build/bin/kestrel",
+        "build/tests/cli/linetab/go",
     };
     struct tally all = {0};
     if (argc > 1) {

@@ -3,8 +3,8 @@
  * profile of every address where a binary's line tables have a row and the addresses
  * either side of it, each as a leaf and as a return address, symbolized both ways;
  * every frame (function, file, line, column, inlined or not) must be the same. On
- * the fixture built every way tests/cli/test_linetab.c uses, the C++ fixture, kestrel
- * itself, and libc through its separate debug file when that is installed. Then on
+ * the fixture built every way tests/cli/test_linetab.c uses, the C++ fixture, a Go
+ * program, kestrel itself, and libc through its separate debug file when that is installed. Then on
  * copies with a damaged .debug_line: a version no reader knows (no lines either way,
  * the functions still named) and a vendor opcode kestrel's reader leaves to libdw
  * (the lines libdw reads, through the fallback).
@@ -294,11 +294,17 @@ int main(int argc, char **argv)
         return check_exit();
     }
     const char *bins[] = {
-        "build/tests/cli/linetab/gcc-dwarf5",    "build/tests/cli/linetab/gcc-dwarf4",
-        "build/tests/cli/linetab/gcc-dwarf3",    "build/tests/cli/linetab/gcc-gc-sections",
-        "build/tests/cli/linetab/gcc-gz",        "build/tests/cli/linetab/clang-dwarf5",
-        "build/tests/cli/linetab/clang-dwarf4",  "build/tests/cli/fixture_symbols",
-        "build/tests/cli/clang/fixture_symbols", "build/bin/kestrel",
+        "build/tests/cli/linetab/gcc-dwarf5",
+        "build/tests/cli/linetab/gcc-dwarf4",
+        "build/tests/cli/linetab/gcc-dwarf3",
+        "build/tests/cli/linetab/gcc-gc-sections",
+        "build/tests/cli/linetab/gcc-gz",
+        "build/tests/cli/linetab/clang-dwarf5",
+        "build/tests/cli/linetab/clang-dwarf4",
+        "build/tests/cli/fixture_symbols",
+        "build/tests/cli/clang/fixture_symbols",
+        "build/bin/kestrel",
+        "build/tests/cli/linetab/go",
     };
     for (size_t i = 0; i < sizeof bins / sizeof *bins; i++) {
         char path[600];
