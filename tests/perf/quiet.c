@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@ static int eintr, short_waits;
 static volatile int stop;
 static pid_t burn_tid, wait_tid;
 static uint64_t burn_cpu_ns, wait_start_ns, wait_end_ns;
+static long burn_switches; /* the burning thread's context switches */
 static int pipefd[2], silent[2]; /* silent: never written, poll times out */
 
 static void count_signal(int sig)
@@ -53,6 +55,9 @@ __attribute__((noinline, section("quiet_burn"))) static void *burner(void *p)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     burn_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    burn_switches = ru.ru_nvcsw + ru.ru_nivcsw;
     return (void *)(uintptr_t)(x & 1);
 }
 extern const char __start_quiet_burn[], __stop_quiet_burn[];
@@ -131,10 +136,11 @@ int main(int argc, char **argv)
     if (!f) return 1;
     fprintf(f,
             "{\"signals\":%d,\"eintr\":%d,\"short_waits\":%d,\"burn_tid\":%d,\"wait_tid\":%d,"
-            "\"burn_cpu_ns\":%llu,\"wait_ns\":%llu,"
+            "\"burn_cpu_ns\":%llu,\"burn_switches\":%ld,\"wait_ns\":%llu,"
             "\"burn\":[%llu,%llu],\"wait\":[%llu,%llu]}\n",
             (int)signals_seen, eintr, short_waits, (int)burn_tid, (int)wait_tid,
-            (unsigned long long)burn_cpu_ns, (unsigned long long)(wait_end_ns - wait_start_ns),
+            (unsigned long long)burn_cpu_ns, burn_switches,
+            (unsigned long long)(wait_end_ns - wait_start_ns),
             (unsigned long long)(uintptr_t)__start_quiet_burn,
             (unsigned long long)(uintptr_t)__stop_quiet_burn,
             (unsigned long long)(uintptr_t)__start_quiet_wait,
