@@ -21,6 +21,7 @@
 
 #include "analysis/linetab.h"
 #include "check.h"
+#include "linetab_fixtures.h"
 
 static int same_str(const char *a, const char *b)
 {
@@ -202,29 +203,16 @@ static int libc_debug(char *out, size_t size)
 int main(int argc, char **argv)
 {
     elf_version(EV_CURRENT);
-    const char *fixtures[] = {
-        "build/tests/cli/linetab/gcc-dwarf5",
-        "build/tests/cli/linetab/gcc-dwarf4",
-        "build/tests/cli/linetab/gcc-dwarf3",
-        "build/tests/cli/linetab/gcc-gc-sections",
-        "build/tests/cli/linetab/gcc-gz",
-        "build/tests/cli/linetab/clang-dwarf5",
-        "build/tests/cli/linetab/clang-dwarf4",
-        "build/tests/cli/fixture_symbols",
-        "build/tests/cli/clang/fixture_symbols",
-        "build/bin/kestrel",
-        "build/tests/cli/linetab/go",
-    };
     struct tally all = {0};
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
             compare_file(argv[i], 1, &all);
     } else {
-        for (size_t i = 0; i < sizeof fixtures / sizeof *fixtures; i++) {
+        for (size_t i = 0; i < LINETAB_FIXTURES; i++) {
             struct tally tl = {0};
-            compare_file(fixtures[i], 1, &tl);
+            compare_file(linetab_fixtures[i], 1, &tl);
             CHECKF(tl.cus > 0 && tl.read == tl.cus && tl.mismatches == 0,
-                   "%s: %zu CUs, %zu read, %zu mismatches", fixtures[i], tl.cus, tl.read,
+                   "%s: %zu CUs, %zu read, %zu mismatches", linetab_fixtures[i], tl.cus, tl.read,
                    tl.mismatches);
             all.cus += tl.cus, all.read += tl.read, all.rows += tl.rows;
         }

@@ -22,6 +22,7 @@
 #include "analysis/linetab.h"
 #include "analysis/symbolize.h"
 #include "check.h"
+#include "linetab_fixtures.h"
 
 enum { MAX_ADDRS = 30000 };
 
@@ -293,24 +294,11 @@ int main(int argc, char **argv)
             compare_with_lines(argv[i], argv[i]);
         return check_exit();
     }
-    const char *bins[] = {
-        "build/tests/cli/linetab/gcc-dwarf5",
-        "build/tests/cli/linetab/gcc-dwarf4",
-        "build/tests/cli/linetab/gcc-dwarf3",
-        "build/tests/cli/linetab/gcc-gc-sections",
-        "build/tests/cli/linetab/gcc-gz",
-        "build/tests/cli/linetab/clang-dwarf5",
-        "build/tests/cli/linetab/clang-dwarf4",
-        "build/tests/cli/fixture_symbols",
-        "build/tests/cli/clang/fixture_symbols",
-        "build/bin/kestrel",
-        "build/tests/cli/linetab/go",
-    };
-    for (size_t i = 0; i < sizeof bins / sizeof *bins; i++) {
+    for (size_t i = 0; i < LINETAB_FIXTURES; i++) {
         char path[600];
         /* An absolute path, as a recorded image has. */
         char *cwd = getcwd(NULL, 0);
-        snprintf(path, sizeof path, "%s/%s", cwd ? cwd : ".", bins[i]);
+        snprintf(path, sizeof path, "%s/%s", cwd ? cwd : ".", linetab_fixtures[i]);
         free(cwd);
         compare_with_lines(path, path);
     }
