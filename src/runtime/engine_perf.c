@@ -21,7 +21,10 @@
  * (one that existed before the session and registers itself) gets events of its own,
  * with a ring of its own, as every thread does where inherit_thread is missing.
  * Threads created by covered threads but never registered (a raw clone, the
- * runtime's own) are sampled by the kernel and their samples dropped, counted.
+ * runtime's own) are sampled by the kernel and their samples dropped, counted. The
+ * price, perf record's too: a CPU's sampling clock runs on across two swapped
+ * threads, so a thread's sample count is its CPU time over the period only on
+ * average; totals are exact (docs/perf-engine.md has the figures).
  *
  * The engine's own thread drains every ring into the sink, periodically and whenever
  * a ring is half full, and turns off-CPU intervals into waiting samples on the 1/hz
@@ -39,8 +42,8 @@
  * thread_stop() on the registering thread (open, then disable its events);
  * thread_creating() and thread_created() on a creating and a created thread (whether
  * the new thread inherits the per-CPU events); everything else, drains included, on
- * the engine thread. Signal handlers: nothing here runs in
- * one. Inside malloc: nothing. */
+ * the engine thread. Signal handlers: nothing here runs in one. Inside malloc:
+ * nothing. */
 #include "runtime/engine.h"
 #include "lifecycle.h"
 #include "runtime/heap_guard.h"
