@@ -105,19 +105,19 @@ struct pevents {
  * reads it with acquire, and clears it once it closed the events of a DRAINING slot).
  * Everything below `ready` belongs to the engine thread while ready is set. */
 struct pslot {
-    _Atomic int ready;       /* events open, ring mapped */
-    _Atomic int stopped;     /* thread_stop() disabled the events, counted in draining */
-    int inherited;           /* sampled by the per-CPU events: no fd, no ring of its own */
-    uint64_t start_ns;       /* inherited: its records count from here ... */
+    _Atomic int ready;        /* events open, ring mapped */
+    _Atomic int stopped;      /* thread_stop() disabled the events, counted in draining */
+    int inherited;            /* sampled by the per-CPU events: no fd, no ring of its own */
+    uint64_t start_ns;        /* inherited: its records count from here ... */
     _Atomic uint64_t stop_ns; /* ... to here (UINT64_MAX while registered) */
-    int has_cs;              /* switch samples arrive for this thread */
-    struct pevents ev;       /* its own events (not inherited) */
-    int off_cpu;             /* a SWITCH_OUT not yet followed by its SWITCH_IN */
-    int waiting;             /* that switch-out was voluntary: the thread blocked */
-    uint64_t off_from;       /* first instant of the off-CPU interval not yet sampled */
-    int guessed;             /* the episode's stack is a guess (no switch sample) */
-    int32_t last_wait_stack; /* the last blocking stack read from /proc, -1 none */
-    size_t npend;            /* waiting intervals kept until a stack is known */
+    int has_cs;               /* switch samples arrive for this thread */
+    struct pevents ev;        /* its own events (not inherited) */
+    int off_cpu;              /* a SWITCH_OUT not yet followed by its SWITCH_IN */
+    int waiting;              /* that switch-out was voluntary: the thread blocked */
+    uint64_t off_from;        /* first instant of the off-CPU interval not yet sampled */
+    int guessed;              /* the episode's stack is a guess (no switch sample) */
+    int32_t last_wait_stack;  /* the last blocking stack read from /proc, -1 none */
+    size_t npend;             /* waiting intervals kept until a stack is known */
     struct {
         uint64_t from, to;
     } pend[PEND_MAX];
@@ -153,9 +153,9 @@ struct perf_engine {
     uint64_t bad_bytes;                 /* ring bytes skipped as malformed */
     uint64_t waits_guessed;             /* waiting samples given an earlier episode's stack */
     uint32_t gen;                       /* this session's number, never 0 */
-    int inherit;                        /* per-CPU inherited events in use */
-    _Atomic int cpus_ready;             /* ... and opened: the engine thread may drain them */
-    size_t ncpu;                        /* entries of cpus (every configured CPU) */
+    _Atomic int cpus_ready;             /* per-CPU events open: the engine thread drains them */
+    int cpus_cs;                        /* ... with switch samples */
+    size_t ncpu;                        /* entries of cpus (every configured CPU), 0: none */
     size_t cpu_ring_pages;              /* data pages per CPU's ring */
     struct pcpu *cpus;                  /* fd -1 for a CPU that is offline */
     size_t cpus_len;                    /* bytes of cpus */
@@ -165,8 +165,9 @@ struct perf_engine {
 };
 
 static struct perf_engine pe;
-static uint32_t pe_sessions;           /* sessions so far: the next one's gen */
-static __thread uint32_t pe_covered;   /* the gen whose per-CPU events this thread inherits */
+static uint32_t pe_sessions;         /* sessions so far: the next one's gen */
+static __thread uint32_t pe_covered; /* the gen whose per-CPU events this thread inherits:
+                                        pe.gen when this thread is sampled through them */
 
 static uint64_t mono_ns(void)
 {
@@ -394,8 +395,8 @@ static void on_record(const struct perf_rec *r, void *arg)
         s->wait_stack = -1;
         /* The switch sample is written just before its SWITCH record; an older one
          * belongs to an earlier switch whose record was lost. */
-        p->guessed = !(p->has_cs && p->cs_n && p->cs_time <= r->time &&
-                       r->time - p->cs_time < pe.period_ns);
+        p->guessed =
+            !(p->has_cs && p->cs_n && p->cs_time <= r->time && r->time - p->cs_time < pe.period_ns);
         break;
     case PERF_REC_SWITCH_IN:
         if (p->off_cpu && p->waiting) emit_waiting(s, p, p->off_from, r->time);
@@ -538,18 +539,20 @@ static void drain_all(int final)
         if (st == REG_FREE) continue;
         struct pslot *p = &pe.slots[i];
         int ready = atomic_load_explicit(&p->ready, memory_order_acquire);
-        /* An inherited thread's records up to the cut are in; its own ring, all. */
-        if (ready && !p->inherited) {
-            struct drain_ctx c = {s, p, p->ev.id_cs};
-            perf_ring_drain(&p->ev.ring, on_record, &c, pe.scratch);
-            count_bad(&p->ev.ring);
+        if (ready) {
+            /* An inherited thread's records up to the cut are in; its own ring, all. */
+            if (!p->inherited) {
+                struct drain_ctx c = {s, p, p->ev.id_cs};
+                perf_ring_drain(&p->ev.ring, on_record, &c, pe.scratch);
+                count_bad(&p->ev.ring);
+            }
+            settle_waiting(s, p, p->inherited && cut < now ? cut : now);
+            /* A thread that left waits until every record up to its leaving was read. */
+            if (st == REG_DRAINING && p->inherited && p->stop_ns > cut) continue;
+            if (final || st == REG_DRAINING) flush_pending(s, p);
         }
-        if (ready) settle_waiting(s, p, p->inherited && cut < now ? cut : now);
-        /* A thread that left waits until every record up to its leaving was read. */
-        if (st == REG_DRAINING && ready && p->inherited && p->stop_ns > cut) continue;
-        if (ready && (final || st == REG_DRAINING)) flush_pending(s, p);
         if (st == REG_DRAINING) {
-            if (atomic_load_explicit(&p->ready, memory_order_acquire)) {
+            if (ready) {
                 events_close(&p->ev);
                 atomic_store_explicit(&p->ready, 0, memory_order_release);
                 if (atomic_exchange(&p->stopped, 0)) atomic_fetch_sub(&pe.draining, 1);
@@ -626,12 +629,12 @@ static int perf_check(const char **why)
 /* Closes every CPU's events (their inherited copies in the threads go with them). */
 static void cpus_close(void)
 {
+    atomic_store(&pe.cpus_ready, 0);
     for (size_t k = 0; k < pe.ncpu; k++)
         events_close(&pe.cpus[k].ev);
     rtmem_free(pe.cpus, pe.cpus_len);
     pe.cpus = NULL;
     pe.ncpu = 0;
-    pe.inherit = 0;
 }
 
 /* The per-CPU events, inherited by the threads the calling thread creates from now
@@ -654,12 +657,12 @@ static int cpus_open(void)
             return rc;
         }
         opened++;
+        pe.cpus_cs |= pe.cpus[k].ev.fd_cs >= 0;
     }
     if (!opened) {
         cpus_close();
         return -ENODEV;
     }
-    pe.inherit = 1;
     pe_covered = pe.gen;
     atomic_store_explicit(&pe.cpus_ready, 1, memory_order_release);
     return 0;
@@ -750,10 +753,10 @@ static int perf_start(const struct engine_config *cfg)
 static int perf_thread_start(struct reg_slot *s)
 {
     struct pslot *p = &pe.slots[registry_slot_index(s)];
-    if (pe.inherit && pe_covered == pe.gen) {
+    if (pe_covered == pe.gen) {
         p->ev.fd = p->ev.fd_cs = -1;
         p->ev.map = NULL;
-        pslot_reset(p, 1, pe.cpus[0].ev.fd_cs >= 0);
+        pslot_reset(p, 1, pe.cpus_cs);
     } else {
         int rc = events_open(&p->ev, s->tid, -1, 0, pe.ring_pages);
         if (rc < 0) {
@@ -787,7 +790,7 @@ static void perf_thread_stop(struct reg_slot *s)
 /* A thread created now inherits the per-CPU events if its creator has them. */
 static uint32_t perf_thread_creating(void)
 {
-    return pe.inherit && pe_covered == pe.gen ? pe.gen : 0;
+    return pe_covered == pe.gen ? pe.gen : 0;
 }
 
 static void perf_thread_created(uint32_t token)
@@ -795,18 +798,23 @@ static void perf_thread_created(uint32_t token)
     pe_covered = token;
 }
 
-static void perf_stop(void)
+/* Every thread's own events and every CPU's. */
+static void events_close_all(void)
 {
-    atomic_store(&pe.stopping, 1);
-    wake_engine();
-    pthread_join(pe.thread, NULL);
     for (size_t i = 0; i < REGISTRY_SLOTS; i++)
         if (atomic_load(&pe.slots[i].ready)) {
             events_close(&pe.slots[i].ev);
             atomic_store(&pe.slots[i].ready, 0);
         }
-    atomic_store(&pe.cpus_ready, 0);
     cpus_close();
+}
+
+static void perf_stop(void)
+{
+    atomic_store(&pe.stopping, 1);
+    wake_engine();
+    pthread_join(pe.thread, NULL);
+    events_close_all();
     perf_close_fds();
 }
 
@@ -815,13 +823,7 @@ static void perf_after_fork_child(void)
 {
     if (!pe.slots) return;
     perf_close_fds(); /* the epoll set is the parent's too: closed before any slot */
-    for (size_t i = 0; i < REGISTRY_SLOTS; i++)
-        if (atomic_load(&pe.slots[i].ready)) {
-            events_close(&pe.slots[i].ev);
-            atomic_store(&pe.slots[i].ready, 0);
-        }
-    atomic_store(&pe.cpus_ready, 0);
-    cpus_close();
+    events_close_all();
     pe_covered = 0;
     perf_free();
 }
@@ -833,8 +835,8 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
         {"switch_stacks", (uint64_t)pe.privileged}, /* the kernel sampled each switch */
         {"kernel_time", (uint64_t)pe.privileged},   /* time in system calls was sampled */
         {"ring_pages", pe.ring_pages},
-        {"cpu_rings", pe.inherit ? pe.ncpu : 0}, /* 0: every thread had a ring of its own */
-        {"cpu_ring_pages", pe.inherit ? pe.cpu_ring_pages : 0},
+        {"cpu_rings", pe.ncpu}, /* 0: every thread had a ring of its own */
+        {"cpu_ring_pages", pe.ncpu ? pe.cpu_ring_pages : 0},
         {"samples_unregistered", pe.unregistered},
         {"threads_unsampled", atomic_load(&pe.threads_unsampled)},
         {"waits_guessed", pe.waits_guessed},

@@ -81,8 +81,9 @@ long perf_ring_drain(struct perf_ring *r, perf_ring_fn fn, void *ctx,
 /* A drain in steps, for merging several rings in time order: perf_ring_begin reads
  * the head; perf_ring_peek_time gives the time of the record at the cursor (1), or 0
  * when none is left (a malformed record ends the step drain as it ends a drain);
- * perf_ring_take parses that record, calls fn and moves past it (1; 0 when none); perf_ring_end
- * releases the bytes before the cursor to the kernel. Needs PERF_SAMPLE_TIME. */
+ * perf_ring_take parses that record, calls fn and moves past it (1; 0 when none);
+ * perf_ring_end releases the bytes before the cursor to the kernel. Needs
+ * PERF_SAMPLE_TIME. */
 void perf_ring_begin(struct perf_ring *r);
 int perf_ring_peek_time(struct perf_ring *r, uint64_t *time);
 int perf_ring_take(struct perf_ring *r, perf_ring_fn fn, void *ctx,

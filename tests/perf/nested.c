@@ -74,9 +74,10 @@ int main(int argc, char **argv)
     ms = atol(argv[1]);
     static char stack[1 << 16] __attribute__((aligned(16)));
     raw_done = 1;
-    int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
-                CLONE_SYSVSEM | CLONE_CHILD_CLEARTID;
-    if (clone(raw_main, stack + sizeof stack, flags, NULL, NULL, NULL, (pid_t *)&raw_done) < 0) return 2;
+    int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+                CLONE_CHILD_CLEARTID;
+    if (clone(raw_main, stack + sizeof stack, flags, NULL, NULL, NULL, (pid_t *)&raw_done) < 0)
+        return 2;
     pthread_t first;
     if (pthread_create(&first, NULL, level, (void *)0) != 0) return 2;
     pthread_join(first, NULL);
@@ -86,8 +87,8 @@ int main(int argc, char **argv)
     if (!f) return 2;
     fprintf(f, "{\"threads\": [");
     for (int i = 0; i < DEPTH; i++)
-        fprintf(f, "%s{\"tid\": %d, \"cpu_ns\": %llu, \"switches\": %ld}", i ? ", " : "",
-                tids[i], (unsigned long long)cpu[i], switches[i]);
+        fprintf(f, "%s{\"tid\": %d, \"cpu_ns\": %llu, \"switches\": %ld}", i ? ", " : "", tids[i],
+                (unsigned long long)cpu[i], switches[i]);
     fprintf(f, "], \"raw\": {\"tid\": %d, \"cpu_ns\": %llu}}\n", raw_tid,
             (unsigned long long)raw_cpu);
     return fclose(f) == 0 ? 0 : 2;

@@ -25,7 +25,7 @@ static int eintr, short_waits;
 static volatile int stop;
 static pid_t burn_tid, wait_tid;
 static uint64_t burn_cpu_ns, wait_start_ns, wait_end_ns;
-static long burn_switches; /* the burning thread's context switches */
+static long burn_switches;       /* the burning thread's context switches */
 static int pipefd[2], silent[2]; /* silent: never written, poll times out */
 
 static void count_signal(int sig)
