@@ -34,4 +34,7 @@ extern volatile uint64_t burn_sink;
 /* The reference instance: what calibration measures. */
 void burn(uint64_t units);
 
+/* The calling thread's CPU time in ns: the clock the truth of a workload is timed on. */
+uint64_t burn_thread_cpu_ns(void);
+
 #endif

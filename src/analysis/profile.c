@@ -170,10 +170,11 @@ static uint64_t stack_hash(const uint32_t *frames, uint32_t depth)
     return h;
 }
 
-/* Grows the table to hold at least `need` entries at most half full (at least
- * doubling it) and reinserts every index by its kept hash. */
+/* Makes the table hold at least `need` entries at most half full: if it does not,
+ * grows it (at least doubling it) and reinserts every index by its kept hash. */
 static int table_grow(struct index_table *t, size_t need)
 {
+    if (need * 2 <= (t->mask ? t->mask + 1 : 0)) return 0; /* it already does */
     size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
     while (cap < need * 2)
         cap *= 2;
@@ -338,8 +339,7 @@ char *profile_intern_string(struct profile *p, const char *s)
 static int index_appended_frames(struct profile *p)
 {
     struct index_table *t = &p->hash->frames;
-    if ((p->n_frames + 1) * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t, p->n_frames + 1))
-        return -1;
+    if (table_grow(t, p->n_frames + 1)) return -1;
     for (; t->used < p->n_frames; t->used++) {
         uint64_t h = frame_hash(&p->frames[t->used]);
         size_t j = h & t->mask;
@@ -365,16 +365,14 @@ int profile_reserve(struct profile *p, size_t frames, size_t stacks)
     if (grow((void **)&p->frames, &p->cap_frames, frames, sizeof *p->frames) ||
         grow((void **)&p->stacks, &p->cap_stacks, stacks, sizeof *p->stacks))
         return -1;
-    if (stacks * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t, stacks)) return -1;
-    return 0;
+    return table_grow(t, stacks);
 }
 
 int64_t profile_intern_frame_owned(struct profile *p, const struct profile_frame *k)
 {
     struct index_table *t = &p->hash->frames;
     if (t->used < p->n_frames && index_appended_frames(p)) return -1;
-    if ((p->n_frames + 1) * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t, p->n_frames + 1))
-        return -1;
+    if (table_grow(t, p->n_frames + 1)) return -1;
     uint64_t h = frame_hash(k);
     size_t j = h & t->mask;
     for (; t->slots[j]; j = (j + 1) & t->mask)
@@ -410,8 +408,7 @@ int64_t profile_intern_address(struct profile *p, uint64_t address)
 int64_t profile_intern_stack(struct profile *p, const uint32_t *frames, uint32_t depth)
 {
     struct index_table *t = &p->hash->stacks;
-    if ((p->n_stacks + 1) * 2 > (t->mask ? t->mask + 1 : 0) && table_grow(t, p->n_stacks + 1))
-        return -1;
+    if (table_grow(t, p->n_stacks + 1)) return -1;
     uint64_t h = stack_hash(frames, depth);
     size_t j = h & t->mask;
     for (; t->slots[j]; j = (j + 1) & t->mask) {

@@ -114,13 +114,6 @@ void truth_workload_argv(const char *exe, const char *name, uint64_t units, char
 
 /* --- truth by timing --------------------------------------------------------------- */
 
-static double thread_cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The fastest of `repeats` runs of fn(arg), in ns of this thread's CPU time: the truth
  * is CPU time, which other processes taking the core do not stretch, and what noise
  * is left (caches, interrupts) only ever adds time. */
@@ -128,9 +121,9 @@ static double time_min(void (*fn)(uint64_t), uint64_t arg, unsigned repeats)
 {
     double best = INFINITY;
     for (unsigned r = 0; r < repeats; r++) {
-        double a = thread_cpu_s();
+        uint64_t a = burn_thread_cpu_ns();
         fn(arg);
-        double t = (thread_cpu_s() - a) * 1e9;
+        double t = (double)(burn_thread_cpu_ns() - a);
         if (t < best) best = t;
     }
     return best;

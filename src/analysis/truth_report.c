@@ -204,12 +204,12 @@ json_t *truth_report_json(const struct truth_report *r, int full)
     json_t *fns = json_array();
     for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++) {
         const struct truth_fn *f = &r->fns[i];
-        json_array_append_new(
-            fns, json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:b}", "function", f->name, "constructed",
-                           num(f->constructed), "timed", num(f->timed), "in_run",
-                           f->in_run >= 0 ? num(f->in_run) : json_null(), "measured",
-                           num(f->measured), "se", num(f->se), "z", num(f->z), "clears",
-                           f->clears));
+        json_array_append_new(fns,
+                              json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:b}", "function", f->name,
+                                        "constructed", num(f->constructed), "timed", num(f->timed),
+                                        "in_run", f->in_run >= 0 ? num(f->in_run) : json_null(),
+                                        "measured", num(f->measured), "se", num(f->se), "z",
+                                        num(f->z), "clears", f->clears));
     }
     json_object_set_new(root, "detectability",
                         json_pack("{s:o,s:o,s:I,s:o,s:o,s:o}", "rate_hz", num(r->detect_rate),

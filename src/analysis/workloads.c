@@ -66,15 +66,9 @@ static uint64_t xorshift(uint64_t *rng)
  * still lands on a uniformly random point of the round's work: each function is hit
  * in proportion to its units, whatever the phase. A new order alone is not enough: a
  * sample that always lands at the round's start would find each function there as
- * often as any other, whatever its weight. */
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Every WORKLOAD_TIMED_EVERY-th round, each call is timed on the thread's CPU clock:
+ * often as any other, whatever its weight.
+ *
+ * Every WORKLOAD_TIMED_EVERY-th round, each call is timed on the thread's CPU clock:
  * the CPU time per unit each function had in this very run, whatever the machine did
  * meanwhile (the truth the error table scores against). The report line gets each
  * function's estimated CPU ns over the whole run, as run_ns=a,b,... in table order. */
@@ -85,7 +79,7 @@ static void run_shares(uint64_t units, FILE *out)
     /* What a timed call costs beyond the call (the clock's own read), taken off each. */
     uint64_t clock_ns = UINT64_MAX;
     for (int k = 0; k < 64; k++) {
-        uint64_t t0 = thread_cpu_ns(), t1 = thread_cpu_ns();
+        uint64_t t0 = burn_thread_cpu_ns(), t1 = burn_thread_cpu_ns();
         if (t1 - t0 < clock_ns) clock_ns = t1 - t0;
     }
     uint64_t rounds = units / WORKLOAD_ROUND_UNITS + 1, rng = 0x9e3779b97f4a7c15ull, total = 0;
@@ -100,22 +94,21 @@ static void run_shares(uint64_t units, FILE *out)
             order[i] = order[j], order[j] = t;
         }
         uint64_t cut = xorshift(&rng) % total;
+        int timed = r % WORKLOAD_TIMED_EVERY == 0;
         for (int pass = 0; pass < 2; pass++) { /* [cut, total), then [0, cut) */
             uint64_t lo = pass ? 0 : cut, hi = pass ? cut : total, at = 0;
             for (unsigned i = 0; i < WORKLOAD_SHARES_N; i++) {
                 const struct workload_fn *f = &workload_shares[order[i]];
                 uint64_t a = at > lo ? at : lo, end = at + f->weight * per;
                 uint64_t b = end < hi ? end : hi;
-                if (b > a && r % WORKLOAD_TIMED_EVERY == 0) {
-                    uint64_t t0 = thread_cpu_ns();
-                    f->fn(b - a);
-                    uint64_t t = thread_cpu_ns() - t0;
-                    timed_ns[order[i]] += t > clock_ns ? t - clock_ns : 0;
-                    timed_units[order[i]] += b - a;
-                } else if (b > a) {
-                    f->fn(b - a);
-                }
                 at = end;
+                if (b <= a) continue;
+                uint64_t t0 = timed ? burn_thread_cpu_ns() : 0;
+                f->fn(b - a);
+                if (!timed) continue;
+                uint64_t t = burn_thread_cpu_ns() - t0;
+                timed_ns[order[i]] += t > clock_ns ? t - clock_ns : 0;
+                timed_units[order[i]] += b - a;
             }
         }
     }
