@@ -26,6 +26,6 @@ $(ENGINES_PROBE): bench/perf_engine/probe.c
 # helper programs, and is what `make bench` runs.
 $(ENGINES_BENCH): bench/engines/run.py $(ENGINES_WORK) $(ENGINES_STACK_COST) $(ENGINES_PROBE) $(ENGINES_ATTR_COST) $(LIBKESTREL_SO)
 	@mkdir -p $(@D)
-	printf '#!/bin/sh\nexec bench/engines/run.py --rounds 5 --markdown BENCHMARKS.md --probe %s --stack-cost %s --attr-cost %s\n' \
+	printf '#!/bin/sh\nexec bench/engines/run.py --rounds 5 --paired-rounds 21 --markdown BENCHMARKS.md --probe %s --stack-cost %s --attr-cost %s\n' \
 	    $(ENGINES_PROBE) $(ENGINES_STACK_COST) $(ENGINES_ATTR_COST) > $@
 	chmod +x $@

@@ -19,6 +19,7 @@ Per configuration:
 
 Usage: run.py [--rounds N] [--rates 100,997,...] [--threads 1,8] [--markdown FILE]
 """
+from math import comb
 import argparse, json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -79,7 +80,9 @@ def perf_samples(data_path, work):
     return per_tid, per_fn, "perf record", 0
 
 
-def one(cfg, threads, hz, tmp):
+def one(cfg, threads, hz, tmp, samples=True):
+    """One run of the work under cfg; with samples=False only its CPU times (and, for
+    kestrel, the engine the raw file names)."""
     side = os.path.join(tmp, "work.json")
     cmd = [WORK, str(threads), str(UNITS[threads]), side]
     env = dict(os.environ)
@@ -102,6 +105,14 @@ def one(cfg, threads, hz, tmp):
            "workers": sum(t["cpu_ns"] for t in work["threads"]) / 1e9,
            "rss_kb": ru.ru_maxrss if cfg == "perf record" else work["maxrss_kb"]}
     if cfg == "none":
+        return res
+    if not samples:
+        if cfg != "perf record":
+            with open(raw) as f:
+                engine = json.load(f).get("engine")
+            if engine != cfg:
+                sys.exit(f"bench: asked for the {cfg} engine, the file says {engine!r}: "
+                         f"{err.strip()}")
         return res
     if cfg == "perf record":
         per_tid, per_fn, engine, dropped = perf_samples(os.path.join(tmp, "perf.data"), work)
@@ -133,6 +144,9 @@ def main():
     ap.add_argument("--rates", default="100,997,4999,10000")
     ap.add_argument("--threads", default="1,8")
     ap.add_argument("--configs", default="perf,signal,perf record")
+    ap.add_argument("--paired-rounds", type=int, default=0,
+                    help="then this many rounds of kestrel's perf engine and perf record "
+                         "alone, CPU times only, for their paired comparison")
     ap.add_argument("--markdown")
     ap.add_argument("--probe", help="bench/perf_engine/probe binary: what the kernel allows")
     ap.add_argument("--stack-cost", help="bench/perf_engine/stack_cost binary")
@@ -144,6 +158,8 @@ def main():
     load0 = os.getloadavg()
     results = {}
     tmp = tempfile.mkdtemp(prefix="kestrel-engines-")
+    paired = {}
+    pcfgs = ["none", "perf", "perf record"]
     try:
         for r in range(a.rounds):
             for t in tcounts:
@@ -153,6 +169,14 @@ def main():
                         results.setdefault((t, hz, cfg), []).append(one(cfg, t, hz, tmp))
             print(f"round {r + 1}/{a.rounds} done, load {os.getloadavg()[0]:.2f}",
                   file=sys.stderr)
+        for r in range(a.paired_rounds):
+            for t in tcounts:
+                for hz in rates:
+                    for cfg in pcfgs[r % 3:] + pcfgs[:r % 3]:
+                        paired.setdefault((t, hz, cfg), []).append(
+                            one(cfg, t, hz, tmp, samples=False))
+            print(f"paired round {r + 1}/{a.paired_rounds} done, load "
+                  f"{os.getloadavg()[0]:.2f}", file=sys.stderr)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     load1 = os.getloadavg()
@@ -186,6 +210,9 @@ def main():
                              f"{med([x['rate_min'] for x in rs]):.3f} | {ov:+.2f}% | {ovw:+.2f}% | "
                              f"{oth:.1f} ms | {ovt:+.2f}% | "
                              f"{mem} | {med([x['mae'] for x in rs]):.2f} |")
+    if a.paired_rounds:
+        lines += [""] + paired_table(paired, tcounts, rates, a.paired_rounds, load1,
+                                     os.getloadavg())
     if a.probe:
         out = subprocess.run([a.probe], capture_output=True, text=True, check=True).stdout
         lines += ["", "What this kernel allows a process on its own threads "
@@ -211,6 +238,53 @@ def main():
         shown = [x for i, x in enumerate(sys.argv[1:]) if x != "--markdown" and
                  (i == 0 or sys.argv[i] != "--markdown")]
         write_section(a.markdown, text, " ".join(shown + ["--markdown", "BENCHMARKS.md"]))
+
+
+def median_interval(n, level=0.95):
+    """1-based ranks (lo, hi) of the order statistics that bracket the median of n
+    values with at least `level` coverage whatever their distribution (the sign
+    test's interval), or None when n is too small for any."""
+    cdf = lambda k: sum(comb(n, i) for i in range(k + 1)) / 2 ** n  # P(Bin(n, 1/2) <= k)
+    best = None
+    for k in range(1, n // 2 + 1):
+        if 1 - 2 * cdf(k - 1) >= level:
+            best = (k, n - k + 1)
+    return best
+
+
+def paired_table(results, tcounts, rates, rounds, load0, load1):
+    """kestrel's perf engine against perf record, round by round: both ran within
+    seconds of each other and of the same round's unprofiled run, so the host's
+    drift, which moves both, partly cancels in their difference."""
+    ranks = median_interval(rounds)
+    lines = [f"kestrel's perf engine against perf record, paired: {rounds} more rounds of "
+             "the two and an unprofiled run (rotating order, CPU times only; load "
+             f"{load0[0]:.2f} before, {load1[0]:.2f} after). Per round, the difference of "
+             "their process-CPU overheads (kestrel's thread counted, perf's process not), "
+             "in points of the unprofiled run's CPU. Interval: the order statistics that "
+             "hold the median difference with 95% confidence or more (sign test), whatever "
+             "the noise's distribution. Verdict: *above* when the whole interval is above "
+             "zero, *below* when it is below, *at* when it holds zero.", "",
+             "| threads | Hz | kestrel | perf record | kestrel − perf record (median) | "
+             "interval | rounds kestrel ≤ perf record | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    for t in tcounts:
+        for hz in rates:
+            base = results[(t, hz, "none")]
+            k, p = results[(t, hz, "perf")], results[(t, hz, "perf record")]
+            d = sorted((x["cpu"] - y["cpu"]) / b["cpu"] * 100 for x, y, b in zip(k, p, base))
+            if ranks:
+                lo, hi = d[ranks[0] - 1], d[ranks[1] - 1]
+                iv = f"{lo:+.2f} .. {hi:+.2f}"
+                verdict = "above" if lo > 0 else "below" if hi < 0 else "at"
+            else:
+                iv, verdict = "too few rounds", "—"
+            ov = lambda rs: statistics.median((x["cpu"] - b["cpu"]) / b["cpu"] * 100
+                                              for x, b in zip(rs, base))
+            lines.append(f"| {t} | {hz} | {ov(k):+.2f}% | {ov(p):+.2f}% | "
+                         f"{statistics.median(d):+.2f} | {iv} | "
+                         f"{sum(x <= 0 for x in d)} of {len(d)} | {verdict} |")
+    return lines
 
 
 def write_section(path, body, args):

@@ -801,7 +801,7 @@ static void perf_thread_created(uint32_t token)
 /* Every thread's own events and every CPU's. */
 static void events_close_all(void)
 {
-    for (size_t i = 0; i < REGISTRY_SLOTS; i++)
+    for (size_t i = 0, hi = registry_slots_hi(); i < hi; i++)
         if (atomic_load(&pe.slots[i].ready)) {
             events_close(&pe.slots[i].ev);
             atomic_store(&pe.slots[i].ready, 0);

@@ -281,11 +281,18 @@ static int sig_check(const char **why)
 #endif
 }
 
+/* The rings of every slot ever used back to empty; the others are still as mapped
+ * (zero), and left untouched: 1024 rings are thousands of pages. */
+static void sig_rings_clear(void)
+{
+    memset(sig_rings, 0, sizeof(struct sig_ring) * registry_slots_hi());
+}
+
 static int sig_start(const struct engine_config *cfg)
 {
     if (!sig_rings && !(sig_rings = rtmem_alloc(sizeof(struct sig_ring) * REGISTRY_SLOTS)))
         return -ENOMEM;
-    memset(sig_rings, 0, sizeof(struct sig_ring) * REGISTRY_SLOTS);
+    sig_rings_clear();
     sig_cfg = *cfg;
     sig_pid = (int)syscall(SYS_getpid);
     sig_rng = cfg->start_mono_ns | 1;
@@ -342,7 +349,7 @@ static void sig_thread_stop(struct reg_slot *s)
 static void sig_after_fork_child(void)
 {
     atomic_store(&sig_running, 0);
-    if (sig_rings) memset(sig_rings, 0, sizeof(struct sig_ring) * REGISTRY_SLOTS);
+    if (sig_rings) sig_rings_clear();
 }
 
 const struct engine engine_signal = {

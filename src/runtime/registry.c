@@ -31,6 +31,9 @@ static int reg_open;                   /* a session is using the registry */
 /* Bit i set while slot i is not FREE (set and cleared under the mutex), so that the
  * engine thread's walks, many a second, skip the free slots without touching them. */
 static uint64_t reg_used[REGISTRY_SLOTS / 64];
+/* Slots at or past this index were never used since the array was mapped: their
+ * pages need not be touched (1024 slots span hundreds of pages here and there). */
+static _Atomic size_t reg_slots_hi;
 
 #define REG_SLOTS_BYTES (sizeof(struct reg_slot) * REGISTRY_SLOTS)
 #define REG_THREADS_BYTES (sizeof(struct reg_thread) * REGISTRY_THREADS_MAX)
@@ -56,7 +59,8 @@ static void reg_leave(const sigset_t *old)
  * process: a late signal handler may still read it. */
 static void reg_invalidate_all(void)
 {
-    for (size_t i = 0; reg_slots && i < REGISTRY_SLOTS; i++) {
+    size_t hi = atomic_load(&reg_slots_hi);
+    for (size_t i = 0; reg_slots && i < hi; i++) {
         atomic_fetch_add(&reg_slots[i].gen, 1);
         atomic_store(&reg_slots[i].state, REG_FREE);
     }
@@ -171,6 +175,7 @@ struct reg_slot *registry_register(int64_t fiber, const char *label, uint64_t lo
     atomic_store(&s->state, REG_ACTIVE);
     size_t si = registry_slot_index(s);
     reg_used[si / 64] |= 1ull << (si % 64);
+    if (si >= atomic_load(&reg_slots_hi)) atomic_store(&reg_slots_hi, si + 1);
     registry_self_slot = s;
     registry_self_gen = gen;
 out:
@@ -203,6 +208,11 @@ size_t registry_next_used(size_t i)
         i = (i / 64 + 1) * 64;
     }
     return REGISTRY_SLOTS;
+}
+
+size_t registry_slots_hi(void)
+{
+    return atomic_load(&reg_slots_hi);
 }
 
 void registry_lock(void)

@@ -88,6 +88,9 @@ size_t registry_slot_index(const struct reg_slot *s);
  * REGISTRY_SLOTS. Walk: for (i = registry_next_used(0); i < REGISTRY_SLOTS;
  * i = registry_next_used(i + 1)). */
 size_t registry_next_used(size_t i);
+/* One past the highest slot index ever registered (at any time, locked or not): no
+ * slot from there on was ever used, in this session or an earlier one. */
+size_t registry_slots_hi(void);
 
 /* The thread records: how many, and one of them. */
 size_t registry_thread_count(void);

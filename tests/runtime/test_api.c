@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,7 +75,22 @@ int main(void)
     CHECK(kestrel_profile_start(20000) == -EINVAL);
     CHECK(access(path, F_OK) != 0);
 
+    /* A session touches the state of the threads it registered, not all it could
+     * hold: the per-slot arrays of either engine span hundreds of pages each (1024
+     * slots), which a session of two threads must not fault in, at start or stop
+     * (about 140 pages in all here, the process's first session; 970-1210 when they
+     * were). */
     pthread_t e, l;
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
+    CHECK(kestrel_profile_start(997) == 0);
+    pthread_create(&l, NULL, late, NULL);
+    pthread_join(l, NULL);
+    CHECK(kestrel_profile_stop(path2) == 0);
+    getrusage(RUSAGE_SELF, &ru1);
+    long faults = ru1.ru_minflt - ru0.ru_minflt;
+    CHECKF(faults < 400, "a session of two threads faulted %ld pages in", faults);
+
     pthread_create(&e, NULL, early, NULL);
     int r = kestrel_profile_start(997);
     CHECKF(r == 0, "start: %d", r);

@@ -66,8 +66,11 @@ static void test_workloads_and_errors(void)
     CHECK(run(KESTREL " calibrate --workload sleeper --units 20000", out, sizeof out) == 0);
     CHECKF(strstr(out, "workload sleeper units=20000 napper_wall_ns=") != NULL, "%s", out);
     /* shares times its own calls: each function's CPU in the run, in table order,
-     * within a point of its constructed share (40 22 15 10 6 5 2). */
-    CHECK(run(KESTREL " calibrate --workload shares --units 400000", out, sizeof out) == 0);
+     * within a point of its constructed share (40 22 15 10 6 5 2). It times one round
+     * in 16, and a hypervisor's stolen milliseconds land on whichever call is running:
+     * over 0.6 s the largest function read up to 0.9 points off here, over 2.3 s (these
+     * units) within 0.25. */
+    CHECK(run(KESTREL " calibrate --workload shares --units 1600000", out, sizeof out) == 0);
     const char *r = strstr(out, " run_ns=");
     CHECKF(r != NULL, "%s", out);
     if (r) {
