@@ -268,6 +268,7 @@ def paired_table(results, tcounts, rates, rounds, load0, load1):
              "| threads | Hz | kestrel | perf record | kestrel − perf record (median) | "
              "interval | rounds kestrel ≤ perf record | verdict |",
              "|---|---|---|---|---|---|---|---|"]
+    at_or_below = pooled = 0
     for t in tcounts:
         for hz in rates:
             base = results[(t, hz, "none")]
@@ -284,6 +285,16 @@ def paired_table(results, tcounts, rates, rounds, load0, load1):
             lines.append(f"| {t} | {hz} | {ov(k):+.2f}% | {ov(p):+.2f}% | "
                          f"{statistics.median(d):+.2f} | {iv} | "
                          f"{sum(x <= 0 for x in d)} of {len(d)} | {verdict} |")
+            at_or_below += sum(x <= 0 for x in d)
+            pooled += len(d)
+    # Every setting together: a difference too small for any one row's interval would
+    # still show as a lopsided count (two-sided sign test).
+    tail = min(at_or_below, pooled - at_or_below)
+    pval = min(1.0, 2 * sum(comb(pooled, i) for i in range(tail + 1)) / 2 ** pooled)
+    side = ("no difference shown" if pval >= 0.05 else
+            "kestrel below overall" if at_or_below > pooled / 2 else "kestrel above overall")
+    lines += ["", f"All settings together: kestrel at or below perf record in {at_or_below} of "
+              f"{pooled} rounds (sign test, two-sided p = {pval:.2f}: {side})."]
     return lines
 
 
@@ -308,8 +319,11 @@ def write_section(path, body, args):
              "a thread runs in short slices, so that count departs from its CPU periods "
              "either way (its rows carry the CPU ns in the 5th column instead). perf record's "
              "workload-only overhead leaves out its own process, which the last overhead "
-             "column includes. docs/perf-engine.md (What it costs) reads these figures piece by "
-             "piece. Measured " +
+             "column includes. One run's overhead moves by a point or more from run to run at "
+             "high rates here (the hypervisor's share of every sample's cost varies), more "
+             "than the two samplers differ: the paired table below, with its many rounds, is "
+             "the comparison of kestrel with perf record. docs/perf-engine.md (What it costs) "
+             "reads these figures piece by piece. Measured " +
              time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()) + ".\n\n")
     replace_section(path, head, head + intro + body)
 
