@@ -26,7 +26,6 @@ static struct reg_slot *reg_slots;     /* REGISTRY_SLOTS */
 static struct reg_thread *reg_threads; /* REGISTRY_THREADS_MAX */
 static _Atomic size_t reg_nthreads;    /* records handed out */
 static uint64_t reg_past_limit;        /* see registry_threads_past_limit() */
-static size_t reg_hint;                /* where the search for a free slot starts */
 static int reg_open;                   /* a session is using the registry */
 /* Bit i set while slot i is not FREE (set and cleared under the mutex), so that the
  * engine thread's walks, many a second, skip the free slots without touching them. */
@@ -78,7 +77,6 @@ int registry_open(void)
     reg_invalidate_all();
     atomic_store(&reg_nthreads, 0);
     reg_past_limit = 0;
-    reg_hint = 0;
     reg_open = r == 0;
     reg_leave(&old);
     return r;
@@ -131,14 +129,11 @@ struct reg_slot *registry_register(int64_t fiber, const char *label, uint64_t lo
     struct reg_slot *s = NULL;
     if (!reg_open) goto out;
     reg_unregister_locked();
-    for (size_t k = 0; k < REGISTRY_SLOTS; k++) {
-        struct reg_slot *c = &reg_slots[(reg_hint + k) % REGISTRY_SLOTS];
-        if (atomic_load(&c->state) == REG_FREE) {
-            s = c;
-            reg_hint = (reg_hint + k + 1) % REGISTRY_SLOTS;
-            break;
-        }
-    }
+    /* The lowest free slot: the slots in use stay packed at the array's start, so
+     * that a program making and ending threads all its life touches as many slots as
+     * it ever ran threads at once, not all of them. */
+    for (size_t w = 0; w < REGISTRY_SLOTS / 64 && !s; w++)
+        if (~reg_used[w]) s = &reg_slots[w * 64 + (size_t)__builtin_ctzll(~reg_used[w])];
     if (!s) {
         reg_past_limit++;
         goto out;
