@@ -30,8 +30,9 @@ static int reg_open;                   /* a session is using the registry */
 /* Bit i set while slot i is not FREE (set and cleared under the mutex), so that the
  * engine thread's walks, many a second, skip the free slots without touching them. */
 static uint64_t reg_used[REGISTRY_SLOTS / 64];
-/* Slots at or past this index were never used since the array was mapped: their
- * pages need not be touched (1024 slots span hundreds of pages here and there). */
+/* Slots at or past this index were never used since the array was mapped: neither
+ * their pages nor those of the engines' per-slot state need be touched (the state of
+ * 1024 slots spans hundreds of pages in each). */
 static _Atomic size_t reg_slots_hi;
 
 #define REG_SLOTS_BYTES (sizeof(struct reg_slot) * REGISTRY_SLOTS)
