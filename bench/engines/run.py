@@ -240,14 +240,18 @@ def main():
         write_section(a.markdown, text, " ".join(shown + ["--markdown", "BENCHMARKS.md"]))
 
 
+def half_cdf(n, k):
+    """P(Bin(n, 1/2) <= k): the sign test's tail."""
+    return sum(comb(n, i) for i in range(k + 1)) / 2 ** n
+
+
 def median_interval(n, level=0.95):
     """1-based ranks (lo, hi) of the order statistics that bracket the median of n
     values with at least `level` coverage whatever their distribution (the sign
     test's interval), or None when n is too small for any."""
-    cdf = lambda k: sum(comb(n, i) for i in range(k + 1)) / 2 ** n  # P(Bin(n, 1/2) <= k)
     best = None
     for k in range(1, n // 2 + 1):
-        if 1 - 2 * cdf(k - 1) >= level:
+        if 1 - 2 * half_cdf(n, k - 1) >= level:
             best = (k, n - k + 1)
     return best
 
@@ -290,7 +294,7 @@ def paired_table(results, tcounts, rates, rounds, load0, load1):
     # Every setting together: a difference too small for any one row's interval would
     # still show as a lopsided count (two-sided sign test).
     tail = min(at_or_below, pooled - at_or_below)
-    pval = min(1.0, 2 * sum(comb(pooled, i) for i in range(tail + 1)) / 2 ** pooled)
+    pval = min(1.0, 2 * half_cdf(pooled, tail))
     side = ("no difference shown" if pval >= 0.05 else
             "kestrel below overall" if at_or_below > pooled / 2 else "kestrel above overall")
     lines += ["", f"All settings together: kestrel at or below perf record in {at_or_below} of "
