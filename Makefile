@@ -34,18 +34,21 @@ SAN_FLAGS       := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 ANALYSIS_LIBS   := -ldw -lelf -ljansson -lz -lm -lpthread -lstdc++
 RUNTIME_LIBS    := -ldl -pthread
 
-# Files of the runtime that the analysis code shares (libc-only code, e.g. the
-# protobuf wire format).
-SHARED_RUNTIME  := pbwire
-
-RUNTIME_SRCS  := $(wildcard src/runtime/*.c)
-ANALYSIS_SRCS := $(wildcard src/analysis/*.c)
+# The folders are the parts (docs/DESIGN.md, "Layout"): src/common is libc-only code
+# both sides compile (the protobuf wire format); the ground truth (src/truth) is a
+# library of its own, linked by `kestrel calibrate`, its tests and benchmarks, and not
+# part of the analysis library users link.
+COMMON_SRCS   := $(wildcard src/common/*.c)
+RUNTIME_SRCS  := $(wildcard src/runtime/*.c src/runtime/*/*.c) $(COMMON_SRCS)
+ANALYSIS_SRCS := $(wildcard src/analysis/*.c src/analysis/*/*.c) $(COMMON_SRCS)
+TRUTH_SRCS    := $(wildcard src/truth/*.c)
 CLI_SRCS      := $(wildcard src/cli/*.c)
 
-RUNTIME_OBJS  := $(RUNTIME_SRCS:src/runtime/%.c=$(BUILD)/rt/%.o)
-ANALYSIS_OBJS := $(ANALYSIS_SRCS:src/analysis/%.c=$(BUILD)/an/%.o) \
-                 $(SHARED_RUNTIME:%=$(BUILD)/an/%.o)
+RUNTIME_OBJS  := $(RUNTIME_SRCS:src/%.c=$(BUILD)/rt/%.o)
+ANALYSIS_OBJS := $(ANALYSIS_SRCS:src/%.c=$(BUILD)/an/%.o)
 ANALYSIS_SAN_OBJS := $(ANALYSIS_OBJS:$(BUILD)/an/%=$(BUILD)/an-san/%)
+TRUTH_OBJS    := $(TRUTH_SRCS:src/%.c=$(BUILD)/an/%.o)
+TRUTH_SAN_OBJS := $(TRUTH_OBJS:$(BUILD)/an/%=$(BUILD)/an-san/%)
 CLI_OBJS      := $(CLI_SRCS:src/cli/%.c=$(BUILD)/cli/%.o)
 CLI_SAN_OBJS  := $(CLI_SRCS:src/cli/%.c=$(BUILD)/cli-san/%.o)
 
@@ -53,6 +56,8 @@ LIBKESTREL_SO := $(BUILD)/lib/libkestrel.so
 LIBKESTREL_A  := $(BUILD)/lib/libkestrel.a
 LIBANALYSIS   := $(BUILD)/libkanalysis.a
 LIBANALYSIS_SAN := $(BUILD)/libkanalysis-san.a
+LIBTRUTH      := $(BUILD)/libktruth.a
+LIBTRUTH_SAN  := $(BUILD)/libktruth-san.a
 KESTREL       := $(BUILD)/bin/kestrel
 # The analysis library for programs that read profiles (include/kestrel_profile.h).
 LIBKESTREL_ANALYSIS := $(BUILD)/lib/libkestrel-analysis.a
@@ -95,7 +100,7 @@ bench:
 	@set -e; for b in $(BENCHES); do echo "== $$b"; $$b; done
 
 # --- runtime -------------------------------------------------------------------
-$(BUILD)/rt/%.o: src/runtime/%.c
+$(BUILD)/rt/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(RUNTIME_CFLAGS) -c $< -o $@
 
@@ -108,16 +113,10 @@ $(LIBKESTREL_A): $(RUNTIME_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 # --- analysis and CLI --------------------------------------------------------------
-$(BUILD)/an/%.o: src/analysis/%.c
+$(BUILD)/an/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ANALYSIS_CFLAGS) -c $< -o $@
-$(BUILD)/an/%.o: src/runtime/%.c
-	@mkdir -p $(@D)
-	$(CC) $(ANALYSIS_CFLAGS) -c $< -o $@
-$(BUILD)/an-san/%.o: src/analysis/%.c
-	@mkdir -p $(@D)
-	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -c $< -o $@
-$(BUILD)/an-san/%.o: src/runtime/%.c
+$(BUILD)/an-san/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 $(BUILD)/cli/%.o: src/cli/%.c
@@ -136,19 +135,26 @@ $(LIBKESTREL_ANALYSIS): $(LIBANALYSIS)
 $(LIBANALYSIS_SAN): $(ANALYSIS_SAN_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
+$(LIBTRUTH): $(TRUTH_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+$(LIBTRUTH_SAN): $(TRUTH_SAN_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
 
 # The CLI takes the analysis library whole: its writer table refers to each writer
-# weakly (src/analysis/writers.c), and a weak reference alone pulls nothing from an
+# weakly (src/analysis/writers/writers.c), and a weak reference alone pulls nothing from an
 # archive. -lstdc++ is for __cxa_demangle (C++ names, no external process).
 WHOLE   := -Wl,--whole-archive
 NOWHOLE := -Wl,--no-whole-archive
-$(KESTREL): $(CLI_OBJS) $(CLI_EXTRA_OBJS) $(LIBANALYSIS) $(CLI_EXTRA_DEPS)
+$(KESTREL): $(CLI_OBJS) $(CLI_EXTRA_OBJS) $(LIBTRUTH) $(LIBANALYSIS) $(CLI_EXTRA_DEPS)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(CLI_OBJS) $(CLI_EXTRA_OBJS) $(WHOLE) $(LIBANALYSIS) $(NOWHOLE) $(ANALYSIS_LIBS)
-$(KESTREL_SAN): $(CLI_SAN_OBJS) $(CLI_EXTRA_OBJS) $(LIBANALYSIS_SAN) $(CLI_EXTRA_DEPS)
-	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SAN_OBJS) $(CLI_EXTRA_OBJS) $(WHOLE) $(LIBANALYSIS_SAN) $(NOWHOLE) \
+	$(CC) -o $@ $(CLI_OBJS) $(CLI_EXTRA_OBJS) $(LIBTRUTH) $(WHOLE) $(LIBANALYSIS) $(NOWHOLE) \
 	    $(ANALYSIS_LIBS)
+$(KESTREL_SAN): $(CLI_SAN_OBJS) $(CLI_EXTRA_OBJS) $(LIBTRUTH_SAN) $(LIBANALYSIS_SAN) $(CLI_EXTRA_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SAN_OBJS) $(CLI_EXTRA_OBJS) $(LIBTRUTH_SAN) $(WHOLE) \
+	    $(LIBANALYSIS_SAN) $(NOWHOLE) $(ANALYSIS_LIBS)
 
 # --- install -------------------------------------------------------------------
 install: all

@@ -13,12 +13,12 @@ BENCHES += $(ENGINES_BENCH)
 $(ENGINES_WORK): bench/engines/work.c
 	@mkdir -p $(@D)
 	$(CC) $(ANALYSIS_CFLAGS) -pthread -o $@ $<
-$(ENGINES_STACK_COST): bench/perf_engine/stack_cost.c src/runtime/perf_ring.c src/runtime/perf_ring.h
+$(ENGINES_STACK_COST): bench/perf_engine/stack_cost.c src/runtime/cpu/perf_ring.c src/runtime/cpu/perf_ring.h
 	@mkdir -p $(@D)
-	$(CC) $(ANALYSIS_CFLAGS) -pthread -o $@ bench/perf_engine/stack_cost.c src/runtime/perf_ring.c
-$(ENGINES_ATTR_COST): bench/perf_engine/attr_cost.c src/runtime/perf_ring.c src/runtime/perf_ring.h
+	$(CC) $(ANALYSIS_CFLAGS) -pthread -o $@ bench/perf_engine/stack_cost.c src/runtime/cpu/perf_ring.c
+$(ENGINES_ATTR_COST): bench/perf_engine/attr_cost.c src/runtime/cpu/perf_ring.c src/runtime/cpu/perf_ring.h
 	@mkdir -p $(@D)
-	$(CC) $(ANALYSIS_CFLAGS) -pthread -o $@ bench/perf_engine/attr_cost.c src/runtime/perf_ring.c
+	$(CC) $(ANALYSIS_CFLAGS) -pthread -o $@ bench/perf_engine/attr_cost.c src/runtime/cpu/perf_ring.c
 $(ENGINES_PROBE): bench/perf_engine/probe.c
 	@mkdir -p $(@D)
 	$(CC) $(ANALYSIS_CFLAGS) -pthread -o $@ $<

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/profile.h"
-#include "analysis/readers.h"
+#include "analysis/model/profile.h"
+#include "analysis/readers/readers.h"
 #include "kestrel.h"
 
 #define NOINLINE __attribute__((noinline))

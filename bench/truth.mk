@@ -3,6 +3,6 @@
 TRUTH_BENCH := $(BUILD)/bench/truth
 BENCHES += $(TRUTH_BENCH)
 
-$(TRUTH_BENCH): bench/truth_bench.c bench/truth_peers.c bench/truth_peers.h $(LIBANALYSIS) $(KESTREL) $(LIBKESTREL_SO)
+$(TRUTH_BENCH): bench/truth_bench.c $(LIBTRUTH) $(LIBANALYSIS) $(KESTREL) $(LIBKESTREL_SO)
 	@mkdir -p $(@D)
-	$(CC) $(ANALYSIS_CFLAGS) -Ibench -o $@ bench/truth_bench.c bench/truth_peers.c $(LIBANALYSIS) $(ANALYSIS_LIBS)
+	$(CC) $(ANALYSIS_CFLAGS) -o $@ bench/truth_bench.c $(LIBTRUTH) $(LIBANALYSIS) $(ANALYSIS_LIBS)

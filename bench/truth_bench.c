@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis/calib.h"
-#include "analysis/truth.h"
-#include "truth_peers.h"
+#include "truth/calib.h"
+#include "truth/truth.h"
+#include "truth/peers.h"
 
 #define NPROF 5
 

@@ -16,11 +16,11 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "analysis/readers.h"
-#include "analysis/report.h"
-#include "analysis/summary.h"
-#include "analysis/symbolize.h"
-#include "analysis/writers.h"
+#include "analysis/readers/readers.h"
+#include "analysis/writers/report.h"
+#include "analysis/aggregate/summary.h"
+#include "analysis/symbols/symbolize.h"
+#include "analysis/writers/writers.h"
 
 struct stamp {
     double wall, cpu;

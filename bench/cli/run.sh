@@ -202,7 +202,7 @@ the two big arrays are scanned directly).
 Then, at 0.041 s CPU for the phase (3.4x llvm-symbolizer), libdw's decoding of the line
 tables was about 17 ms of it: \`dwarf_getsrclines\` allocates a list node per row of this
 program's 300,000 and sorts them all, and \`dwarf_getsrcfiles\` does the same to reach
-a file table. kestrel now reads \`.debug_line\` itself (\`src/analysis/linetab.c\`, DWARF
+a file table. kestrel now reads \`.debug_line\` itself (\`src/analysis/symbols/linetab.c\`, DWARF
 2 to 5): one pass into one sorted array, one row per address, looked up from the last
 row found; a unit it does not read exactly as libdw would (an opcode, form or value it
 does not know, a malformed header, split DWARF) is left to libdw. Its answers are

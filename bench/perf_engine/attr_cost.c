@@ -12,7 +12,7 @@
  * slowly on a shared machine falls on every configuration alike.
  *
  *   attr_cost [rounds]        prints two Markdown tables */
-#include "runtime/perf_ring.h"
+#include "runtime/cpu/perf_ring.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>

@@ -6,7 +6,7 @@
  * configurations are interleaved, each figure is a median over the rounds.
  *
  *   stack_cost [rounds]        prints a Markdown table */
-#include "runtime/perf_ring.h"
+#include "runtime/cpu/perf_ring.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>

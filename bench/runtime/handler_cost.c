@@ -10,7 +10,7 @@
  *     so that the caller can divide the extra CPU by the samples taken: signal
  *     delivery, handler and return, everything the program pays per sample. */
 #include "kestrel.h"
-#include "runtime/unwind.h"
+#include "runtime/unwind/unwind.h"
 
 #include <pthread.h>
 #include <stdint.h>

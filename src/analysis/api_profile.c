@@ -7,12 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/profile.h"
-#include "analysis/readers.h"
-#include "analysis/stats.h"
-#include "analysis/summary.h"
-#include "analysis/symbolize.h"
-#include "analysis/writers.h"
+#include "analysis/model/profile.h"
+#include "analysis/readers/readers.h"
+#include "analysis/aggregate/stats.h"
+#include "analysis/aggregate/summary.h"
+#include "analysis/symbols/symbolize.h"
+#include "analysis/writers/writers.h"
 #include "kestrel.h"
 #include "kestrel_profile.h"
 

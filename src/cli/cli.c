@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/readers.h"
-#include "analysis/report.h"
-#include "analysis/symbolize.h"
-#include "analysis/writers.h"
+#include "analysis/readers/readers.h"
+#include "analysis/writers/report.h"
+#include "analysis/symbols/symbolize.h"
+#include "analysis/writers/writers.h"
 
 int cli_load(const char *path, const struct cli_load_options *o, struct profile **pp,
              struct summary **sp)

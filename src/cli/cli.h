@@ -2,8 +2,8 @@
  * pipeline (read, symbolize, aggregate) and writing every export of FORMATS.md §3. */
 #ifndef KESTREL_CLI_H
 #define KESTREL_CLI_H
-#include "analysis/profile.h"
-#include "analysis/summary.h"
+#include "analysis/model/profile.h"
+#include "analysis/aggregate/summary.h"
 
 struct cli_load_options {
     const char *binary;      /* --binary, or NULL */

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/calib.h"
-#include "analysis/truth.h"
-#include "analysis/truth_report.h"
-#include "analysis/workloads.h"
+#include "truth/calib.h"
+#include "truth/truth.h"
+#include "truth/truth_report.h"
+#include "truth/workloads.h"
 #include "cli/commands.h"
 
 static void usage(FILE *out)

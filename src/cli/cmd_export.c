@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/writers.h"
+#include "analysis/writers/writers.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/writers.h"
+#include "analysis/writers/writers.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 

@@ -1,6 +1,6 @@
 /* Protocol-buffer wire format (see pbwire.h). No function here may run in a signal
  * handler; all of them may run inside malloc (they never call it). */
-#include "runtime/pbwire.h"
+#include "common/pbwire.h"
 
 #include <string.h>
 #include <sys/mman.h>

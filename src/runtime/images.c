@@ -4,8 +4,8 @@
  * is one mmap'd array). images_refresh() is serialised by a mutex; readers need no
  * lock because entries are only ever appended and the count is published after the
  * entry it covers (release/acquire). images_reset() runs only in a fork child. */
-#include "images.h"
-#include "rtmem.h"
+#include "runtime/images.h"
+#include "runtime/rtmem.h"
 
 #include <elf.h>
 #include <link.h>
@@ -229,7 +229,7 @@ void images_reset(void)
 
 /* ====================== dlclose: record before unload ====================== */
 
-#include "interpose.h"
+#include "runtime/interpose.h"
 
 /* An image that is loaded and unloaded between two refreshes would otherwise leave no
  * trace; refresh first (only when a profiler reads the table at all). */

@@ -15,10 +15,10 @@
  * Either way a thread that holds a lock of the runtime defers the signal to its
  * release. Then the default action is restored and the signal raised again, so the
  * process ends exactly as it would have. */
-#include "lifecycle.h"
-#include "heap_guard.h"
-#include "interpose.h"
-#include "rtmem.h"
+#include "runtime/lifecycle.h"
+#include "runtime/heap/heap_guard.h"
+#include "runtime/interpose.h"
+#include "runtime/rtmem.h"
 
 #include <errno.h>
 #include <linux/futex.h>

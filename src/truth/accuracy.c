@@ -1,9 +1,9 @@
 /* Error against ground truth, its binomial prediction and its floor (accuracy.h). */
-#include "analysis/accuracy.h"
+#include "truth/accuracy.h"
 
 #include <math.h>
 
-#include "analysis/stats.h"
+#include "analysis/aggregate/stats.h"
 
 double accuracy_mae(const double *truth, const double *measured, unsigned k)
 {

@@ -1,5 +1,5 @@
 /* The reference instance of the ground truth's primitive (see burn.h). */
-#include "analysis/burn.h"
+#include "truth/burn.h"
 
 #include <time.h>
 

@@ -1,6 +1,6 @@
 /* Calibration of this host for ground truth: times burn() at several sizes, keeps
  * the minimum of each, fits a line and decides whether the host is fit (calib.h). */
-#include "analysis/calib.h"
+#include "truth/calib.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis/burn.h"
+#include "truth/burn.h"
 
 int calib_fit(const double *x, const double *y, unsigned n, double *slope, double *intercept,
               double *r2, double *worst_residual, unsigned *worst_index)

@@ -1,5 +1,5 @@
 /* Counting a profile's samples against the ground-truth functions (measure.h). */
-#include "analysis/measure.h"
+#include "truth/measure.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/profile.h"
+#include "analysis/model/profile.h"
 
 struct measure_fn {
     const char *name; /* in: the function's name */

@@ -3,7 +3,7 @@
  * libprofiler. Each runs the workload under the peer and turns the peer's own output
  * into kestrel's profile model: `perf script` text (times, threads, symbols) and
  * `google-pprof --collapsed` (stacks and counts only). */
-#include "truth_peers.h"
+#include "truth/peers.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "analysis/profile.h"
+#include "analysis/model/profile.h"
 
 static int64_t intern_name(struct profile *p, const char *name)
 {

@@ -3,7 +3,7 @@
 #define KESTREL_BENCH_TRUTH_PEERS_H
 #include <stddef.h>
 
-#include "analysis/truth.h"
+#include "truth/truth.h"
 
 #define PEER_LIBPROFILER "/usr/lib/x86_64-linux-gnu/libprofiler.so.0"
 

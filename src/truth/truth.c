@@ -1,6 +1,6 @@
 /* The ground-truth suite: rate table, error table, detectability check and blind
  * spots of one profiler against workloads of known shares (truth.h). */
-#include "analysis/truth.h"
+#include "truth/truth.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis/burn.h"
-#include "analysis/measure.h"
-#include "analysis/stats.h"
+#include "truth/burn.h"
+#include "truth/measure.h"
+#include "analysis/aggregate/stats.h"
 
 extern char **environ;
 

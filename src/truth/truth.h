@@ -12,10 +12,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis/accuracy.h"
-#include "analysis/calib.h"
-#include "analysis/profile.h"
-#include "analysis/workloads.h"
+#include "truth/accuracy.h"
+#include "truth/calib.h"
+#include "analysis/model/profile.h"
+#include "truth/workloads.h"
 
 /* What one workload process cost and said about itself. */
 struct truth_child {

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/readers.h"
-#include "analysis/symbolize.h"
-#include "analysis/truth.h"
+#include "analysis/readers/readers.h"
+#include "analysis/symbols/symbolize.h"
+#include "truth/truth.h"
 
 /* <dir of the kestrel binary>/../lib/libkestrel.so: build/ mirrors the installed
  * layout, so the runtime is found next to whichever kestrel runs the workload. */

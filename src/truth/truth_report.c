@@ -1,5 +1,5 @@
 /* The ground truth's report: text for people, JSON for scripts (truth_report.h). */
-#include "analysis/truth_report.h"
+#include "truth/truth_report.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -5,7 +5,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "analysis/truth.h"
+#include "truth/truth.h"
 
 /* r->profiler NULL: only the calibration is printed (an unfit host stops there). */
 void truth_print_text(FILE *out, const struct truth_report *r, int full);

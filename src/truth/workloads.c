@@ -1,6 +1,6 @@
 /* The ground-truth workloads (workloads.h). Every function here that a profile must
  * name is an external, non-inlined symbol with a frame pointer. */
-#include "analysis/workloads.h"
+#include "truth/workloads.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis/burn.h"
+#include "truth/burn.h"
 
 BURN_DEFINE(share40)
 BURN_DEFINE(share22)

@@ -1,4 +1,4 @@
-/* kestrel's line-table reader (src/analysis/linetab.c) against libdw itself, whose
+/* kestrel's line-table reader (src/analysis/symbols/linetab.c) against libdw itself, whose
  * answers it must give: on real binaries (the fixture built by gcc and clang, DWARF
  * 3, 4 and 5, -ffunction-sections with --gc-sections, compressed debug sections, a
  * C++ program, a Go program, kestrel itself, libc's separate debug file when
@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/linetab.h"
+#include "analysis/symbols/linetab.h"
 #include "check.h"
 #include "linetab_fixtures.h"
 

@@ -8,8 +8,8 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#include "analysis/profile.h"
-#include "analysis/writers.h"
+#include "analysis/model/profile.h"
+#include "analysis/writers/writers.h"
 #include "check.h"
 
 static void test_interning(void)

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/raw_scan.h"
-#include "analysis/readers.h"
+#include "analysis/readers/raw_scan.h"
+#include "analysis/readers/readers.h"
 #include "check.h"
 
 /* doc with `"\u007a\u007a":0,` ("zz") after its first {, a key only jansson can compare. */

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "analysis/readers.h"
+#include "analysis/readers/readers.h"
 #include "check.h"
-#include "runtime/pbwire.h"
+#include "common/pbwire.h"
 
 static char why[256];
 

@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "analysis/stats.h"
-#include "analysis/summary.h"
+#include "analysis/aggregate/stats.h"
+#include "analysis/aggregate/summary.h"
 #include "check.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/readers.h"
-#include "analysis/symbolize.h"
+#include "analysis/readers/readers.h"
+#include "analysis/symbols/symbolize.h"
 #include "check.h"
 
 /* The fixture's directory: built by g++, then by clang++ (DWARF 5, no aranges). */

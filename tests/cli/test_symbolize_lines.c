@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/linetab.h"
-#include "analysis/symbolize.h"
+#include "analysis/symbols/linetab.h"
+#include "analysis/symbols/symbolize.h"
 #include "check.h"
 #include "linetab_fixtures.h"
 

@@ -20,9 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/profile.h"
-#include "analysis/summary.h"
-#include "analysis/writers.h"
+#include "analysis/model/profile.h"
+#include "analysis/aggregate/summary.h"
+#include "analysis/writers/writers.h"
 #include "check.h"
 
 extern const struct writer writer_speedscope, writer_cpuprofile, writer_folded, writer_summary,

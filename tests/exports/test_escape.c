@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/escape.h"
+#include "analysis/model/escape.h"
 #include "check.h"
 
 /* escape_json(s) parsed back by jansson. */

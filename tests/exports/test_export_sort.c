@@ -2,7 +2,7 @@
  * times first, equal times in index order, against a plain insertion sort. */
 #include <stdlib.h>
 
-#include "analysis/export.h"
+#include "analysis/writers/export.h"
 #include "check.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;

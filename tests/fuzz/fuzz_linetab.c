@@ -1,4 +1,4 @@
-/* libFuzzer target for kestrel's line-table reader (src/analysis/linetab.c): the input
+/* libFuzzer target for kestrel's line-table reader (src/analysis/symbols/linetab.c): the input
  * takes the place of the .debug_line section of a small program (fixture_lines.c
  * built with -gdwarf-4; KESTREL_FUZZ_TEMPLATE names another), cut to the section's
  * size. Whatever it holds, the reader must not crash, hang or leak; and a table it
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/linetab.h"
+#include "analysis/symbols/linetab.h"
 
 static unsigned char *template;
 static size_t template_size, line_at, line_size;

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/readers.h"
-#include "analysis/summary.h"
-#include "analysis/writers.h"
+#include "analysis/readers/readers.h"
+#include "analysis/aggregate/summary.h"
+#include "analysis/writers/writers.h"
 
 extern const struct writer writer_speedscope, writer_cpuprofile, writer_folded, writer_summary,
     writer_pprof;

@@ -5,7 +5,7 @@ FUZZ_SECONDS ?= 20
 FUZZ_CC      := clang
 FUZZ_FLAGS   := -std=gnu11 -g -O1 -Iinclude -Isrc -D_GNU_SOURCE -fno-omit-frame-pointer -Wno-unknown-attributes \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_LIB_SRCS := $(ANALYSIS_SRCS) $(SHARED_RUNTIME:%=src/runtime/%.c)
+FUZZ_LIB_SRCS := $(ANALYSIS_SRCS)
 FUZZ_LIB_OBJS := $(patsubst src/%.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_LIB_SRCS))
 FUZZ_READERS  := raw pprof
 FUZZ_NAMES    := $(FUZZ_READERS) linetab
@@ -17,7 +17,7 @@ TEST_DEPS += $(FUZZ_CHECKS)
 # The library objects without libFuzzer's main: -fsanitize=fuzzer-no-link. They
 # depend on every header as well as on their .d files: an object built before its
 # .d existed would otherwise outlive a change to a struct it uses.
-$(FUZZ_LIB_OBJS): $(wildcard include/*.h src/analysis/*.h src/runtime/*.h)
+$(FUZZ_LIB_OBJS): $(wildcard include/*.h src/common/*.h src/analysis/*/*.h)
 $(BUILD)/fuzz/obj/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(subst fuzzer,fuzzer-no-link,$(FUZZ_FLAGS)) -MMD -MP -c $< -o $@

@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/profile.h"
-#include "analysis/readers.h"
+#include "analysis/model/profile.h"
+#include "analysis/readers/readers.h"
 #include "check.h"
 #include "kestrel.h"
 

@@ -26,6 +26,6 @@ $(BUILD)/tests/heap/prog_%: tests/heap/prog_%.c
 	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -Wl,--build-id -o $@ $<
 
 # The runtime's gzip writer, built from its source, read back by zlib.
-$(BUILD)/tests/heap/test_heap_gzip: tests/heap/test_heap_gzip.c src/runtime/heap_gzip.c $(LIBANALYSIS)
+$(BUILD)/tests/heap/test_heap_gzip: tests/heap/test_heap_gzip.c src/runtime/heap/heap_gzip.c $(LIBANALYSIS)
 	@mkdir -p $(@D)
-	$(CC) $(ANALYSIS_CFLAGS) -Itests -o $@ $< src/runtime/heap_gzip.c $(LIBANALYSIS) -lz
+	$(CC) $(ANALYSIS_CFLAGS) -Itests -o $@ $< src/runtime/heap/heap_gzip.c $(LIBANALYSIS) -lz

@@ -7,7 +7,7 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "runtime/heap.h"
+#include "runtime/heap/heap.h"
 
 static int roundtrip(const uint8_t *p, size_t n, size_t *packed)
 {

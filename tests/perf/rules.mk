@@ -15,9 +15,9 @@ PERF_PASS       := $(patsubst tests/runtime/%,$(BUILD)/tests/perf-pass/%,$(basen
 TESTS     += $(PERF_UNIT_TESTS) tests/perf/test_perf_engine.py $(PERF_PASS)
 TEST_DEPS += $(PERF_UNIT_TESTS) $(PERF_HELPERS) $(PERF_PASS) $(LIBKESTREL_SO)
 
-$(PERF_DIR)/test_perf_ring: tests/perf/test_perf_ring.c src/runtime/perf_ring.c src/runtime/perf_ring.h
+$(PERF_DIR)/test_perf_ring: tests/perf/test_perf_ring.c src/runtime/cpu/perf_ring.c src/runtime/cpu/perf_ring.h
 	@mkdir -p $(@D)
-	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -o $@ tests/perf/test_perf_ring.c src/runtime/perf_ring.c
+	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -o $@ tests/perf/test_perf_ring.c src/runtime/cpu/perf_ring.c
 
 # Programs to be profiled: frame pointers on, like `kestrel run` builds them.
 $(PERF_DIR)/quiet: tests/perf/quiet.c

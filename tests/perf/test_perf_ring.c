@@ -1,7 +1,7 @@
 /* The perf ring reader and record parser on hand-made rings (records wrapped around
  * the ring's end, truncated, malformed, lost) and on a real self-monitoring event. */
 #include "check.h"
-#include "runtime/perf_ring.h"
+#include "runtime/cpu/perf_ring.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>

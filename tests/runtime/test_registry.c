@@ -3,7 +3,7 @@
  * state of each) packed at the start of the table, and the high-water mark that the
  * engines' walks stop at stays at the most threads registered at once. */
 #include "check.h"
-#include "runtime/registry.h"
+#include "runtime/cpu/registry.h"
 
 static size_t reg(void)
 {

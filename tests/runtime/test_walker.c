@@ -4,7 +4,7 @@
  * [lo, hi) — the "stack" here is a buffer between two PROT_NONE pages, so a read
  * outside it faults and fails the test. */
 #include "check.h"
-#include "runtime/unwind.h"
+#include "runtime/unwind/unwind.h"
 
 #include <stdint.h>
 #include <stdlib.h>

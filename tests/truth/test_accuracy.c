@@ -3,8 +3,8 @@
  * at the boundary), and the systematic floor of an error series. */
 #include <math.h>
 
-#include "analysis/accuracy.h"
-#include "analysis/stats.h"
+#include "truth/accuracy.h"
+#include "analysis/aggregate/stats.h"
 #include "check.h"
 
 #define NEAR(a, b, eps) (fabs((a) - (b)) <= (eps))

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "analysis/calib.h"
+#include "truth/calib.h"
 #include "check.h"
 
 #define NEAR(a, b, eps) (fabs((a) - (b)) <= (eps))

@@ -25,10 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis/accuracy.h"
-#include "analysis/measure.h"
-#include "analysis/stats.h"
-#include "analysis/truth.h"
+#include "truth/accuracy.h"
+#include "truth/measure.h"
+#include "analysis/aggregate/stats.h"
+#include "truth/truth.h"
 #include "check.h"
 
 #define TOL 4.0

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/measure.h"
-#include "analysis/profile.h"
+#include "truth/measure.h"
+#include "analysis/model/profile.h"
 #include "check.h"
 
 static uint32_t frame(struct profile *p, const char *name)

@@ -4,9 +4,9 @@
  * inputs in the exact shape the tools print. */
 #include <string.h>
 
-#include "analysis/measure.h"
+#include "truth/measure.h"
 #include "check.h"
-#include "truth_peers.h"
+#include "truth/peers.h"
 
 static void test_perf_script(void)
 {

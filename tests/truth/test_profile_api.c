@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/workloads.h"
+#include "truth/workloads.h"
 #include "check.h"
 #include "kestrel.h"
 #include "kestrel_profile.h"

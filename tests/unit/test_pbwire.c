@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "runtime/pbwire.h"
+#include "common/pbwire.h"
 
 static void test_round_trip(void)
 {

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/summary.h"
-#include "analysis/writers.h"
+#include "analysis/aggregate/summary.h"
+#include "analysis/writers/writers.h"
 #include "check.h"
 
 extern const unsigned char viewer_page[];

@@ -1,5 +1,5 @@
 /* Binomial standard errors and the detectability bar (stats.h). */
-#include "analysis/stats.h"
+#include "analysis/aggregate/stats.h"
 
 #include <math.h>
 

@@ -1,12 +1,12 @@
 /* Aggregation (summary.h). Samples are first summed per stack, so the stack walk
  * that spreads values over functions and lines runs once per distinct stack, not
  * once per sample. */
-#include "analysis/summary.h"
+#include "analysis/aggregate/summary.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/stats.h"
+#include "analysis/aggregate/stats.h"
 
 /* ------------------------------------------------------------------ keys */
 

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/profile.h"
+#include "analysis/model/profile.h"
 
 struct summary_share {
     int64_t value;   /* in the sample type's unit */

@@ -1,5 +1,5 @@
 /* Escaping of profile text for the writers (escape.h). */
-#include "analysis/escape.h"
+#include "analysis/model/escape.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* The profile model (profile.h): growable tables and the hash tables that intern
  * frames and stacks. */
-#include "analysis/profile.h"
+#include "analysis/model/profile.h"
 
 #include <inttypes.h>
 #include <stdio.h>

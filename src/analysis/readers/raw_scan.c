@@ -1,6 +1,6 @@
 /* The raw profile reader's fast path (raw_scan.h): a scanner for JSON's structure and
  * for arrays of integer arrays, nothing more. */
-#include "analysis/raw_scan.h"
+#include "analysis/readers/raw_scan.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "analysis/escape.h"
-#include "analysis/readers.h"
-#include "runtime/pbwire.h"
+#include "analysis/model/escape.h"
+#include "analysis/readers/readers.h"
+#include "common/pbwire.h"
 
 #define PPROF_MAX_INFLATED (1ull << 30) /* a larger profile is treated as hostile */
 

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/export.h"
-#include "analysis/raw_scan.h"
-#include "analysis/readers.h"
+#include "analysis/writers/export.h"
+#include "analysis/readers/raw_scan.h"
+#include "analysis/readers/readers.h"
 
 struct raw {
     struct profile *p;

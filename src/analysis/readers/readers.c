@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "analysis/readers.h"
+#include "analysis/readers/readers.h"
 
 static char *slurp(const char *path, size_t *len, char *why, size_t why_size)
 {

@@ -10,7 +10,7 @@
 #define KESTREL_READERS_H
 #include <stddef.h>
 
-#include "analysis/profile.h"
+#include "analysis/model/profile.h"
 
 struct profile *read_profile(const char *path, char *why, size_t why_size);
 

@@ -1,7 +1,7 @@
 /* kestrel's reader of DWARF line-number programs (linetab.h). Every value it reads
  * is bounds-checked; every case where libdw would read differently (or fail) is a
  * refusal, so the caller's fallback to libdw keeps every answer libdw's. */
-#include "analysis/linetab.h"
+#include "analysis/symbols/linetab.h"
 
 #include <dwarf.h>
 #include <gelf.h>

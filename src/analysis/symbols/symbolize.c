@@ -1,9 +1,9 @@
 /* The symbolizer (symbolize.h). One libdwfl session per image, so an address can
  * only ever be looked up in the module of its own image. Line tables come from
  * kestrel's own reader (linetab.h) for every unit it reads, else from libdw. */
-#include "analysis/symbolize.h"
+#include "analysis/symbols/symbolize.h"
 
-#include "analysis/linetab.h"
+#include "analysis/symbols/linetab.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>

@@ -13,7 +13,7 @@
  * says how far it got. */
 #ifndef KESTREL_SYMBOLIZE_H
 #define KESTREL_SYMBOLIZE_H
-#include "analysis/profile.h"
+#include "analysis/model/profile.h"
 
 struct symbolize_options {
     const char *binary; /* --binary: the main image's file under a moved path; or NULL */

@@ -1,5 +1,5 @@
 /* Helpers shared by the export writers (export.h). */
-#include "analysis/export.h"
+#include "analysis/writers/export.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis/profile.h"
-#include "analysis/summary.h"
+#include "analysis/model/profile.h"
+#include "analysis/aggregate/summary.h"
 
 /* "<label>-<fiber>" (FORMATS.md §3), malloc'd and unescaped; NULL when memory runs
  * out. */

@@ -1,5 +1,5 @@
 /* The terminal report (report.h). */
-#include "analysis/report.h"
+#include "analysis/writers/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/escape.h"
+#include "analysis/model/escape.h"
 
 #define RED_BOLD "\033[1;31m"
 #define YELLOW "\033[33m"

@@ -9,8 +9,8 @@
 #define KESTREL_REPORT_H
 #include <stdio.h>
 
-#include "analysis/profile.h"
-#include "analysis/summary.h"
+#include "analysis/model/profile.h"
+#include "analysis/aggregate/summary.h"
 
 #define REPORT_TOP 10
 #define REPORT_LOW_CONFIDENCE 100 /* fewer samples than this: say so */

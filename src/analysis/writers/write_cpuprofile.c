@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/escape.h"
-#include "analysis/export.h"
-#include "analysis/writers.h"
+#include "analysis/model/escape.h"
+#include "analysis/writers/export.h"
+#include "analysis/writers/writers.h"
 
 struct cpuprofile_node {
     uint32_t parent; /* node index; the root is its own parent */

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/escape.h"
-#include "analysis/export.h"
-#include "analysis/writers.h"
+#include "analysis/model/escape.h"
+#include "analysis/writers/export.h"
+#include "analysis/writers/writers.h"
 
 struct folded_line {
     char *text; /* "root;...;leaf" */

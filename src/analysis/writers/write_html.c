@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/escape.h"
-#include "analysis/export.h"
-#include "analysis/writers.h"
-#include "analysis/summary.h"
+#include "analysis/model/escape.h"
+#include "analysis/writers/export.h"
+#include "analysis/writers/writers.h"
+#include "analysis/aggregate/summary.h"
 
 /* Weak: the page is linked into the CLI (CLI_EXTRA_OBJS); a program that links the
  * analysis objects without it (the fuzz targets, libkestrel-analysis.a users) still

@@ -21,10 +21,10 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "analysis/escape.h"
-#include "analysis/export.h"
-#include "analysis/writers.h"
-#include "runtime/pbwire.h"
+#include "analysis/model/escape.h"
+#include "analysis/writers/export.h"
+#include "analysis/writers/writers.h"
+#include "common/pbwire.h"
 
 /* profile.proto field numbers. */
 enum {

@@ -22,9 +22,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "analysis/escape.h"
-#include "analysis/export.h"
-#include "analysis/writers.h"
+#include "analysis/model/escape.h"
+#include "analysis/writers/export.h"
+#include "analysis/writers/writers.h"
 
 static void put_double(FILE *out, double v)
 {

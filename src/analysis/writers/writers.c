@@ -1,5 +1,5 @@
 /* The writer table and atomic output (writers.h). */
-#include "analysis/writers.h"
+#include "analysis/writers/writers.h"
 
 #include <errno.h>
 #include <fcntl.h>

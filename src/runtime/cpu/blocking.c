@@ -11,10 +11,10 @@
  * Signal handlers: the wrappers are as async-signal-safe as the calls they wrap;
  * blocking_deferred() reads a thread-local.
  * Inside malloc: nothing. */
-#include "blocking.h"
-#include "interpose.h"
-#include "profile.h"
-#include "registry.h"
+#include "runtime/cpu/blocking.h"
+#include "runtime/interpose.h"
+#include "runtime/cpu/session.h"
+#include "runtime/cpu/registry.h"
 
 #include <errno.h>
 #include <poll.h>

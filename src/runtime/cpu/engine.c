@@ -1,6 +1,6 @@
 /* engine.c — picks the CPU sampling engine (engine.h).
  * Signal handlers: nothing. Inside malloc: nothing. */
-#include "engine.h"
+#include "runtime/cpu/engine.h"
 
 #include <string.h>
 

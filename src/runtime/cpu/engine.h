@@ -48,7 +48,7 @@
  * no allocation, no sink_*, errno saved and restored. The perf engine needs none. */
 #ifndef KESTREL_ENGINE_H
 #define KESTREL_ENGINE_H
-#include "registry.h"
+#include "runtime/cpu/registry.h"
 
 #include <stddef.h>
 #include <stdint.h>

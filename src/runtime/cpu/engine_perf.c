@@ -44,16 +44,16 @@
  * the new thread inherits the per-CPU events); everything else, drains included, on
  * the engine thread. Signal handlers: nothing here runs in one. Inside malloc:
  * nothing. */
-#include "runtime/engine.h"
-#include "lifecycle.h"
-#include "runtime/heap_guard.h"
+#include "runtime/cpu/engine.h"
+#include "runtime/lifecycle.h"
+#include "runtime/heap/heap_guard.h"
 #include "runtime/images.h"
 #include "runtime/interpose.h"
-#include "runtime/perf_ring.h"
+#include "runtime/cpu/perf_ring.h"
 #include "runtime/rtmem.h"
-#include "runtime/sink.h"
-#include "runtime/unwind.h"
-#include "runtime/waitstack.h"
+#include "runtime/cpu/sink.h"
+#include "runtime/unwind/unwind.h"
+#include "runtime/cpu/waitstack.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>

@@ -8,16 +8,16 @@
  * Signal handlers: sig_handler() and what it calls — registry_self(), unwind_fp(),
  * blocking_deferred(), clock_gettime, atomics. No lock, no allocation, errno preserved.
  * Inside malloc: nothing. */
-#include "blocking.h"
-#include "lifecycle.h"
-#include "heap_guard.h"
-#include "engine.h"
-#include "images.h"
-#include "interpose.h"
-#include "rtmem.h"
-#include "sink.h"
-#include "unwind.h"
-#include "waitstack.h"
+#include "runtime/cpu/blocking.h"
+#include "runtime/lifecycle.h"
+#include "runtime/heap/heap_guard.h"
+#include "runtime/cpu/engine.h"
+#include "runtime/images.h"
+#include "runtime/interpose.h"
+#include "runtime/rtmem.h"
+#include "runtime/cpu/sink.h"
+#include "runtime/unwind/unwind.h"
+#include "runtime/cpu/waitstack.h"
 
 #include <errno.h>
 #include <pthread.h>

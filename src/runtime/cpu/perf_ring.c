@@ -2,7 +2,7 @@
  *
  * Signal handlers: nothing here runs in one. Inside malloc: everything may (no
  * allocation, no lock, no system call). */
-#include "runtime/perf_ring.h"
+#include "runtime/cpu/perf_ring.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>

@@ -1,11 +1,11 @@
 /* rawjson.c — the raw CPU profile writer (rawjson.h).
  *
  * Signal handlers: nothing. Inside malloc: nothing. */
-#include "rawjson.h"
-#include "images.h"
-#include "registry.h"
-#include "rtmem.h"
-#include "sink.h"
+#include "runtime/cpu/rawjson.h"
+#include "runtime/images.h"
+#include "runtime/cpu/registry.h"
+#include "runtime/rtmem.h"
+#include "runtime/cpu/sink.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
  * Signal handlers: nothing. Inside malloc: nothing (an mmap'd buffer, write(2)). */
 #ifndef KESTREL_RAWJSON_H
 #define KESTREL_RAWJSON_H
-#include "engine.h"
+#include "runtime/cpu/engine.h"
 
 #include <stdint.h>
 

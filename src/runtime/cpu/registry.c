@@ -2,8 +2,8 @@
  *
  * Signal handlers: nothing here (registry_self() is inline in the header).
  * Inside malloc: nothing. */
-#include "registry.h"
-#include "rtmem.h"
+#include "runtime/cpu/registry.h"
+#include "runtime/rtmem.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,15 +11,15 @@
  * starts a session of its own, at "<path>.<pid>" when the path has no %p, so that no
  * two processes write one file. A session started with kestrel_profile_start() is
  * written by kestrel_profile_stop() and discarded if the process ends first. */
-#include "profile.h"
-#include "images.h"
+#include "runtime/cpu/session.h"
+#include "runtime/images.h"
 #include "kestrel.h"
-#include "lifecycle.h"
-#include "rawjson.h"
-#include "registry.h"
-#include "sink.h"
-#include "interpose.h"
-#include "threads.h"
+#include "runtime/lifecycle.h"
+#include "runtime/cpu/rawjson.h"
+#include "runtime/cpu/registry.h"
+#include "runtime/cpu/sink.h"
+#include "runtime/interpose.h"
+#include "runtime/cpu/threads.h"
 
 #include <errno.h>
 #include <pthread.h>

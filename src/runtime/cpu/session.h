@@ -7,7 +7,7 @@
  * Inside malloc: nothing. */
 #ifndef KESTREL_PROFILE_H
 #define KESTREL_PROFILE_H
-#include "engine.h"
+#include "runtime/cpu/engine.h"
 
 /* A session is sampling: pthread_create wraps new threads, blocking calls mask the
  * engine's signal. */

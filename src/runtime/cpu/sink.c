@@ -2,8 +2,8 @@
  *
  * Signal handlers: nothing. Inside malloc: nothing. One thread at a time (the engine
  * thread, then the writer after the engine stopped), so there is no lock. */
-#include "sink.h"
-#include "rtmem.h"
+#include "runtime/cpu/sink.h"
+#include "runtime/rtmem.h"
 
 #include <errno.h>
 #include <string.h>

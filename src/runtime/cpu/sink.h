@@ -8,8 +8,8 @@
  * engine stopped, by the writer). Signal handlers: nothing. Inside malloc: nothing. */
 #ifndef KESTREL_SINK_H
 #define KESTREL_SINK_H
-#include "registry.h"
-#include "unwind.h"
+#include "runtime/cpu/registry.h"
+#include "runtime/unwind/unwind.h"
 
 #include <stddef.h>
 #include <stdint.h>

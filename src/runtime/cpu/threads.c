@@ -3,12 +3,12 @@
  * Signal handlers: nothing. Inside malloc: nothing. The trampolines that carry a new
  * thread's start routine live in one mmap'd array (claimed with a compare-and-swap),
  * so creating a thread allocates nothing of ours. */
-#include "threads.h"
-#include "interpose.h"
-#include "lifecycle.h"
-#include "profile.h"
-#include "registry.h"
-#include "rtmem.h"
+#include "runtime/cpu/threads.h"
+#include "runtime/interpose.h"
+#include "runtime/lifecycle.h"
+#include "runtime/cpu/session.h"
+#include "runtime/cpu/registry.h"
+#include "runtime/rtmem.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,11 +2,11 @@
  *
  * Signal handlers: nothing. Inside malloc: nothing. Engine thread only: the copy
  * buffer is shared between calls. */
-#include "waitstack.h"
-#include "images.h"
-#include "rtmem.h"
-#include "sink.h"
-#include "unwind.h"
+#include "runtime/cpu/waitstack.h"
+#include "runtime/images.h"
+#include "runtime/rtmem.h"
+#include "runtime/cpu/sink.h"
+#include "runtime/unwind/unwind.h"
 
 #include <errno.h>
 #include <fcntl.h>

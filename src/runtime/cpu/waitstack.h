@@ -14,7 +14,7 @@
  * Engine thread only. Signal handlers: nothing. Inside malloc: nothing. */
 #ifndef KESTREL_WAITSTACK_H
 #define KESTREL_WAITSTACK_H
-#include "registry.h"
+#include "runtime/cpu/registry.h"
 
 #include <stddef.h>
 #include <stdint.h>

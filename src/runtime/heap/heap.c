@@ -10,7 +10,7 @@
  *
  * Until dlsym answers (it may allocate itself) allocations are served from the
  * runtime's region, so `free` recognises them like sampled blocks. */
-#include "runtime/heap.h"
+#include "runtime/heap/heap.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -18,9 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/heap_guard.h"
+#include "runtime/heap/heap_guard.h"
 #include "runtime/lifecycle.h"
-#include "runtime/pbwire.h"
+#include "common/pbwire.h"
 
 /* Declared hidden, as the library defines them, so the fast paths read the globals
  * straight from their addresses rather than through the GOT. */

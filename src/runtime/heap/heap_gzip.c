@@ -6,7 +6,7 @@
  *
  * Works in mmap'd memory (the output buffer of pbwire, its own hash table). May run
  * inside malloc; not in a signal handler. */
-#include "runtime/heap.h"
+#include "runtime/heap/heap.h"
 
 #include <string.h>
 #include <sys/mman.h>

@@ -4,7 +4,7 @@
  * it cannot know whether others still sleep (a spurious wake at worst).
  *
  * May run inside malloc; never in a signal handler. */
-#include "runtime/heap.h"
+#include "runtime/heap/heap.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>

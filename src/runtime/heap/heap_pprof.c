@@ -9,7 +9,7 @@
  *
  * Works in mmap'd scratch (pbwire's buffers and its own maps), never malloc: it runs
  * while malloc is interposed. Not for a signal handler. */
-#include "runtime/heap.h"
+#include "runtime/heap/heap.h"
 #include "runtime/images.h"
 
 #include <errno.h>

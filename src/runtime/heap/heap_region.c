@@ -13,7 +13,7 @@
  *
  * Every function here may run inside malloc; none in a signal handler. errno is
  * left as it was (saved only around the rare system calls). */
-#include "runtime/heap.h"
+#include "runtime/heap/heap.h"
 
 #include <errno.h>
 #include <sys/mman.h>

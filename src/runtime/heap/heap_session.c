@@ -9,7 +9,7 @@
  * except the region's, which is taken after it. heap_sample and heap_sampled_free run
  * inside malloc; heap_flush (and what it calls) may run in a fatal signal's handler of
  * a single-threaded process (see heap_client). */
-#include "runtime/heap.h"
+#include "runtime/heap/heap.h"
 #include "runtime/lifecycle.h"
 #include "kestrel.h"
 

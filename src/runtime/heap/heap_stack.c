@@ -6,8 +6,8 @@
  * The top of the stack is asked once per thread (pthread_getattr_np, which may
  * allocate: the caller ignores its own allocations while it walks). Runs inside
  * malloc, never in a signal handler. */
-#include "runtime/heap.h"
-#include "runtime/unwind.h"
+#include "runtime/heap/heap.h"
+#include "runtime/unwind/unwind.h"
 
 static uint64_t heap_stack_top(void)
 {

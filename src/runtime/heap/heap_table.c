@@ -6,7 +6,7 @@
  *
  * At the default limits the mapping is about 13.8 MiB. Called under the session lock;
  * every function may run inside malloc, none in a signal handler. */
-#include "runtime/heap.h"
+#include "runtime/heap/heap.h"
 
 #include <stdlib.h>
 #include <string.h>

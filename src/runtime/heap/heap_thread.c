@@ -8,7 +8,7 @@
  * (a few instructions wide); the owner then notices the session at its next natural
  * slow path instead. Every function here may run inside malloc; none in a signal
  * handler. */
-#include "runtime/heap.h"
+#include "runtime/heap/heap.h"
 
 #include <string.h>
 

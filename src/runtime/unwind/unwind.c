@@ -2,7 +2,7 @@
  *
  * Signal handlers: unwind_fp(), which reads only memory it checked against [lo, hi)
  * and calls nothing. Inside malloc: everything (nothing here allocates). */
-#include "unwind.h"
+#include "runtime/unwind/unwind.h"
 
 size_t unwind_fp(uint64_t pc, uint64_t fp, uint64_t lo, uint64_t hi, intptr_t bias, uint64_t *out,
                  size_t max, enum unwind_stop *stop)
