@@ -16,8 +16,9 @@
  * release. Then the default action is restored and the signal raised again, so the
  * process ends exactly as it would have. */
 #include "runtime/lifecycle.h"
-#include "runtime/heap/heap_guard.h"
+#include "runtime/rtthread.h"
 #include "runtime/interpose.h"
+#include "runtime/rtclock.h"
 #include "runtime/rtmem.h"
 
 #include <errno.h>
@@ -36,7 +37,7 @@
 #include <unistd.h>
 
 #define LC_MAX_CLIENTS 4
-#define LC_SIGNAL_WAIT_NS (5ll * 1000000000ll)
+#define LC_SIGNAL_WAIT_NS (5ull * 1000000000ull)
 #define LC_GEN_VAR "KESTREL_IMAGE_GEN"
 
 /* The signals whose default action ends the process and that a program meets in
@@ -168,14 +169,11 @@ static void lc_flush_for_signal(int sig)
         else
             lc_flush_all(LIFECYCLE_SIGNAL, 1);
     }
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    uint64_t start = rt_clock_ns(CLOCK_MONOTONIC);
     while (!atomic_load(&lc_done)) {
         struct timespec slice = {0, 50 * 1000000};
         lc_futex(&lc_done, FUTEX_WAIT, 0, &slice);
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long long el = (now.tv_sec - start.tv_sec) * 1000000000ll + now.tv_nsec - start.tv_nsec;
-        if (el > LC_SIGNAL_WAIT_NS) break;
+        if (rt_clock_ns(CLOCK_MONOTONIC) - start > LC_SIGNAL_WAIT_NS) break;
     }
 }
 
@@ -239,7 +237,6 @@ void lifecycle_run_deferred(void)
 static void *lc_watcher(void *arg)
 {
     (void)arg;
-    heap_ignore_enter(); /* for life: nothing this thread allocates is the program's */
     while (atomic_load(&lc_req) == 0)
         lc_futex(&lc_req, FUTEX_WAIT, 0, NULL);
     lc_flush_all(LIFECYCLE_SIGNAL, 0);
@@ -250,22 +247,9 @@ static void *lc_watcher(void *arg)
 static void lc_start_watcher(void)
 {
     if (atomic_load(&lc_watcher_up)) return;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits "everything blocked" */
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&at, 64 * 1024);
     pthread_t t;
-    heap_ignore_enter(); /* glibc allocates inside pthread_create */
-    if (REAL(pthread_create)(&t, &at, lc_watcher, NULL) == 0) {
-        pthread_setname_np(t, "kestrel-exit");
-        atomic_store(&lc_watcher_up, 1); /* before any signal can reach this thread */
-    }
-    heap_ignore_leave();
-    pthread_attr_destroy(&at);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rt_thread_spawn(&t, "kestrel-exit", 64 * 1024, 1, lc_watcher, NULL) == 0)
+        atomic_store(&lc_watcher_up, 1); /* the thread blocks every signal */
 }
 
 /* ============================== fork ============================== */

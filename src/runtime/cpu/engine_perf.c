@@ -46,7 +46,7 @@
  * nothing. */
 #include "runtime/cpu/engine.h"
 #include "runtime/lifecycle.h"
-#include "runtime/heap/heap_guard.h"
+#include "runtime/rtthread.h"
 #include "runtime/images.h"
 #include "runtime/interpose.h"
 #include "runtime/cpu/perf_ring.h"
@@ -54,6 +54,7 @@
 #include "runtime/cpu/sink.h"
 #include "runtime/unwind/unwind.h"
 #include "runtime/cpu/waitstack.h"
+#include "runtime/rtclock.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -169,12 +170,6 @@ static uint32_t pe_sessions;         /* sessions so far: the next one's gen */
 static __thread uint32_t pe_covered; /* the gen whose per-CPU events this thread inherits:
                                         pe.gen when this thread is sampled through them */
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int perf_open(struct perf_event_attr *a, pid_t tid, int cpu)
 {
@@ -289,7 +284,7 @@ static void pslot_reset(struct pslot *p, int inherited, int has_cs)
     atomic_store(&p->stopped, 0);
     p->inherited = inherited;
     p->has_cs = has_cs;
-    p->start_ns = mono_ns();
+    p->start_ns = rt_clock_ns(CLOCK_MONOTONIC);
     p->stop_ns = UINT64_MAX;
     p->off_cpu = p->waiting = p->guessed = 0;
     p->last_wait_stack = -1;
@@ -524,7 +519,7 @@ static void drain_cpus(struct reg_slot *slots, uint64_t cut)
 /* final: the session ends, every kept interval goes out with what is known. */
 static void drain_all(int final)
 {
-    uint64_t now = mono_ns();
+    uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
     uint64_t cut = final ? UINT64_MAX : now - CUT_NS;
     registry_lock();
     struct reg_slot *slots = registry_slots();
@@ -570,12 +565,11 @@ static void wake_engine(void)
 static void *engine_main(void *arg)
 {
     (void)arg;
-    heap_ignore_enter(); /* for life: what this thread allocates is not the program's */
     const uint64_t period_ns = (pe.privileged ? DRAIN_MS_SWITCH : DRAIN_MS) * 1000000ull;
-    uint64_t next = mono_ns() + period_ns, images_at = mono_ns() + IMAGES_NS;
+    uint64_t next = rt_clock_ns(CLOCK_MONOTONIC) + period_ns, images_at = rt_clock_ns(CLOCK_MONOTONIC) + IMAGES_NS;
     while (!atomic_load(&pe.stopping)) {
         struct epoll_event ev[8];
-        uint64_t now = mono_ns();
+        uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
         int ms = next > now ? (int)((next - now + 999999) / 1000000) : 0;
         int n = epoll_wait(pe.epfd, ev, 8, ms);
         for (int i = 0; i < n; i++) /* the counter only wakes; reset it */
@@ -584,7 +578,7 @@ static void *engine_main(void *arg)
                 eventfd_read(pe.wakefd, &v);
             }
         drain_all(0);
-        now = mono_ns();
+        now = rt_clock_ns(CLOCK_MONOTONIC);
         if (now >= next) next = now + period_ns;
         if (now >= images_at) {
             images_refresh();
@@ -731,18 +725,7 @@ static int perf_start(const struct engine_config *cfg)
      * (never registered) with every signal blocked, before the per-CPU events exist
      * (so that it does not inherit them). */
     lifecycle_threads_coming();
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setstacksize(&at, 256 * 1024);
-    heap_ignore_enter(); /* glibc allocates inside pthread_create: not the program's */
-    int rc = REAL(pthread_create)(&pe.thread, &at, engine_main, NULL);
-    heap_ignore_leave();
-    pthread_attr_destroy(&at);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc == 0) pthread_setname_np(pe.thread, "kestrel-perf");
+    int rc = rt_thread_spawn(&pe.thread, "kestrel-perf", 256 * 1024, 0, engine_main, NULL);
     if (rc != 0) {
         perf_close_fds();
         perf_free();
@@ -780,7 +763,7 @@ static void perf_thread_stop(struct reg_slot *s)
     struct pslot *p = &pe.slots[registry_slot_index(s)];
     if (!atomic_load_explicit(&p->ready, memory_order_acquire)) return;
     if (p->inherited) {
-        p->stop_ns = mono_ns();
+        p->stop_ns = rt_clock_ns(CLOCK_MONOTONIC);
     } else {
         ioctl(p->ev.fd, PERF_EVENT_IOC_DISABLE, 0);
         if (p->ev.fd_cs >= 0) ioctl(p->ev.fd_cs, PERF_EVENT_IOC_DISABLE, 0);

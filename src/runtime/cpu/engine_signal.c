@@ -10,7 +10,7 @@
  * Inside malloc: nothing. */
 #include "runtime/cpu/blocking.h"
 #include "runtime/lifecycle.h"
-#include "runtime/heap/heap_guard.h"
+#include "runtime/rtthread.h"
 #include "runtime/cpu/engine.h"
 #include "runtime/images.h"
 #include "runtime/interpose.h"
@@ -18,6 +18,7 @@
 #include "runtime/cpu/sink.h"
 #include "runtime/unwind/unwind.h"
 #include "runtime/cpu/waitstack.h"
+#include "runtime/rtclock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -70,12 +71,6 @@ static pthread_t sig_thread;
 static uint64_t sig_rng;     /* xorshift64 state for the jitter */
 static uint64_t sig_idle_ns; /* below this much CPU in a tick, ask /proc */
 
-static uint64_t sig_now(clockid_t c)
-{
-    struct timespec ts;
-    if (clock_gettime(c, &ts) != 0) return 0;
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ============================ the handler ============================ */
 
@@ -113,7 +108,7 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
                                             &stop)
                       : 0;
             e->stop = (uint8_t)stop;
-            e->t_ns = sig_now(CLOCK_MONOTONIC);
+            e->t_ns = rt_clock_ns(CLOCK_MONOTONIC);
             e->cpu_ns = r->sig_cpu;
             /* Held back by a blocking call, the signal arrives as the thread wakes: the
              * tick it was sent for found the thread asleep, and its stack is the
@@ -184,7 +179,7 @@ static void sig_tick(uint64_t now)
             registry_release(s);
             continue;
         }
-        uint64_t cpu = sig_now(s->cpu_clock);
+        uint64_t cpu = rt_clock_ns(s->cpu_clock);
         if (cpu == 0) continue; /* the thread is gone without unregistering */
         uint64_t delta = cpu > s->cpu_last_ns ? cpu - s->cpu_last_ns : 0;
         int moved = cpu != s->cpu_seen_ns;
@@ -225,7 +220,7 @@ static uint64_t sig_next_period(void)
 /* After the last tick: wait (bounded) for handlers of signals already sent. */
 static void sig_final_drain(void)
 {
-    uint64_t deadline = sig_now(CLOCK_MONOTONIC) + SIG_FINAL_WAIT_NS;
+    uint64_t deadline = rt_clock_ns(CLOCK_MONOTONIC) + SIG_FINAL_WAIT_NS;
     for (;;) {
         int busy = 0;
         registry_lock();
@@ -238,7 +233,7 @@ static void sig_final_drain(void)
                 atomic_load(&sig_rings[i].pending) && atomic_load(&slots[i].state) == REG_ACTIVE;
         }
         registry_unlock();
-        if (!busy || sig_now(CLOCK_MONOTONIC) > deadline) break;
+        if (!busy || rt_clock_ns(CLOCK_MONOTONIC) > deadline) break;
         struct timespec ts = {0, 200000};
         nanosleep(&ts, NULL);
     }
@@ -248,15 +243,14 @@ static void sig_final_drain(void)
 static void *sig_main(void *arg)
 {
     (void)arg;
-    heap_ignore_enter(); /* for life: what this thread allocates is not the program's */
-    uint64_t next = sig_now(CLOCK_MONOTONIC);
+    uint64_t next = rt_clock_ns(CLOCK_MONOTONIC);
     unsigned ticks = 0;
     while (!atomic_load(&sig_stopping)) {
         next += sig_next_period();
-        uint64_t now = sig_now(CLOCK_MONOTONIC);
+        uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
         if (next + 1000000000ull / sig_cfg.hz < now)
             next = now; /* fell behind (suspended, overloaded): no burst of ticks */
-        struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
+        struct timespec ts = rt_timespec(next);
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
         sig_tick(next);
@@ -308,22 +302,11 @@ static int sig_start(const struct engine_config *cfg)
     atomic_store_explicit(&sig_running, 1, memory_order_release);
 
     lifecycle_threads_coming();
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setstacksize(&at, 256 * 1024);
-    heap_ignore_enter(); /* glibc allocates inside pthread_create: not the program's */
-    int r = REAL(pthread_create)(&sig_thread, &at, sig_main, NULL);
-    heap_ignore_leave();
-    pthread_attr_destroy(&at);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int r = rt_thread_spawn(&sig_thread, "kestrel-sampler", 256 * 1024, 0, sig_main, NULL);
     if (r != 0) {
         atomic_store(&sig_running, 0);
         return -r;
     }
-    pthread_setname_np(sig_thread, "kestrel-sampler");
     return 0;
 }
 

@@ -4,6 +4,7 @@
  * Inside malloc: nothing. */
 #include "runtime/cpu/registry.h"
 #include "runtime/rtmem.h"
+#include "runtime/rtclock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -160,10 +161,7 @@ struct reg_slot *registry_register(int64_t fiber, const char *label, uint64_t lo
     s->stack_lo = lo;
     s->stack_hi = hi;
     s->cpu_clock = (clockid_t)((~(unsigned)s->tid << 3) | 6); /* per-thread, sched clock */
-    struct timespec ts;
-    s->cpu_last_ns = clock_gettime(s->cpu_clock, &ts) == 0
-                         ? (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec
-                         : 0;
+    s->cpu_last_ns = rt_clock_ns(s->cpu_clock);
     s->cpu_seen_ns = s->cpu_last_ns;
     s->wait_stack = -1;
     memset(s->wait_key, 0, sizeof(s->wait_key));

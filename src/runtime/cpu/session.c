@@ -20,6 +20,7 @@
 #include "runtime/cpu/sink.h"
 #include "runtime/interpose.h"
 #include "runtime/cpu/threads.h"
+#include "runtime/rtclock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -76,12 +77,6 @@ const struct engine *profile_engine(void)
     return prof_engine_v;
 }
 
-static uint64_t prof_clock(clockid_t c)
-{
-    struct timespec ts;
-    clock_gettime(c, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ============================== the session ============================== */
 
@@ -110,7 +105,7 @@ static void prof_on_stopped(void)
         .requested_hz = prof.requested_hz,
         .pid = lifecycle_pid(),
         .start_unix_ns = prof.start_real,
-        .end_unix_ns = prof_clock(CLOCK_REALTIME),
+        .end_unix_ns = rt_clock_ns(CLOCK_REALTIME),
     };
     prof.write_result = rawjson_write(prof.write_path, &m);
 }
@@ -145,8 +140,8 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
     }
     int r = threads_init();
     if (r == 0) r = registry_open();
-    prof.start_mono = prof_clock(CLOCK_MONOTONIC);
-    prof.start_real = prof_clock(CLOCK_REALTIME);
+    prof.start_mono = rt_clock_ns(CLOCK_MONOTONIC);
+    prof.start_real = rt_clock_ns(CLOCK_REALTIME);
     if (r == 0) r = sink_open(prof.start_mono);
     if (r != 0) return r;
     images_refresh();

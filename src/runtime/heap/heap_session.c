@@ -11,6 +11,7 @@
  * a single-threaded process (see heap_client). */
 #include "runtime/heap/heap.h"
 #include "runtime/lifecycle.h"
+#include "runtime/rtclock.h"
 #include "kestrel.h"
 
 #include <errno.h>
@@ -41,12 +42,6 @@ static int heap_path_set;
 static unsigned heap_seq; /* files written with a default name */
 static int heap_client_registered;
 
-static uint64_t heap_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Takes a lock; a patient caller waits, an impatient one (a fatal signal's flush,
  * whose thread may be stopped holding it) gives up after about 200 ms. */
@@ -179,7 +174,7 @@ static int heap_start_locked(int64_t interval)
     heap_table = tb;
     memset(&heap_info, 0, sizeof heap_info);
     heap_info.interval = interval;
-    heap_info.start_ns = heap_now_ns();
+    heap_info.start_ns = rt_clock_ns(CLOCK_REALTIME);
     __atomic_store_n(&heap_interval, interval, __ATOMIC_RELAXED);
     uint32_t gen = heap_gen + 1 ? heap_gen + 1 : 1;
     __atomic_store_n(&heap_gen, gen, __ATOMIC_RELEASE);
@@ -214,7 +209,7 @@ static int heap_encode(int stop, struct pb_buf *out, int patient)
         memcpy(copy, snap.buckets, snap.nbuckets * sizeof *copy);
     if (copy) snap.buckets = copy;
     heap_mutex_unlock(&heap_lock);
-    info.end_ns = heap_now_ns();
+    info.end_ns = rt_clock_ns(CLOCK_REALTIME);
     int rc = out ? heap_pprof_write(&snap, &info, out) : 0;
     if (copy) munmap(copy, copy_size);
     if (stop) heap_table_free(&heap_table); /* nothing reads it once inactive */
@@ -307,7 +302,7 @@ static int heap_file_name(char *out, size_t n)
     int pid = lifecycle_pid();
     unsigned gen = lifecycle_image_generation();
     if (!len || p[len - 1] == '/' || (stat(p, &st) == 0 && S_ISDIR(st.st_mode))) {
-        int64_t secs = (int64_t)(heap_now_ns() / 1000000000ull);
+        int64_t secs = (int64_t)(rt_clock_ns(CLOCK_REALTIME) / 1000000000ull);
         int y, mo, d;
         heap_civil(secs / 86400, &y, &mo, &d);
         int64_t s = secs % 86400;

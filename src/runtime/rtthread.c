@@ -1,0 +1,49 @@
+/* The runtime's own threads (rtthread.h). The one place outside heap/ that enters the
+ * heap profiler's ignore state. Nothing here runs in a signal handler or inside
+ * malloc. */
+#include "runtime/rtthread.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "runtime/heap/heap_guard.h"
+#include "runtime/interpose.h"
+
+struct rt_start {
+    void *(*fn)(void *);
+    void *arg;
+};
+
+static void *rt_thread_main(void *p)
+{
+    struct rt_start start = *(struct rt_start *)p;
+    heap_ignore_enter(); /* for life: what this thread allocates is not the program's */
+    free(p);
+    return start.fn(start.arg);
+}
+
+int rt_thread_spawn(pthread_t *out, const char *name, size_t stack_size, int detached,
+                    void *(*fn)(void *), void *arg)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits "everything blocked" */
+    heap_ignore_enter(); /* glibc allocates inside pthread_create: not the program's */
+    int rc = ENOMEM;
+    struct rt_start *start = malloc(sizeof *start);
+    if (start) {
+        *start = (struct rt_start){fn, arg};
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setstacksize(&at, stack_size);
+        if (detached) pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        rc = REAL(pthread_create)(out, &at, rt_thread_main, start);
+        pthread_attr_destroy(&at);
+        if (rc != 0) free(start);
+    }
+    heap_ignore_leave();
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0) pthread_setname_np(*out, name);
+    return rc;
+}
