@@ -87,6 +87,13 @@ static inline void lifecycle_release(void)
     if (--lifecycle_held == 0 && __atomic_load_n(&lifecycle_deferred, __ATOMIC_RELAXED))
         lifecycle_run_deferred();
 }
+/* In a fork child, for n locks held across fork that the child makes anew instead of
+ * releasing: their holds end without a release (a signal deferred in the parent is
+ * the parent's). */
+static inline void lifecycle_forget_holds(int n)
+{
+    lifecycle_held -= n;
+}
 
 /* How many exec()s of profiled images led to this process image (0 for the first).
  * Exec passes it on in the environment (KESTREL_IMAGE_GEN) so that a profiler can

@@ -13,7 +13,7 @@
  * Inside malloc: nothing. */
 #include "runtime/cpu/blocking.h"
 #include "runtime/interpose.h"
-#include "runtime/cpu/session.h"
+#include "runtime/cpu/profile_state.h"
 #include "runtime/cpu/registry.h"
 
 #include <errno.h>

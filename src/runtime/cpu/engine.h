@@ -68,6 +68,7 @@ struct engine_stat {
 
 struct engine {
     const char *name; /* the raw file's `engine`: "signal" or "perf" */
+    int uses_signal;  /* interrupts threads with cfg->signo (blocking calls shield it) */
     int (*check)(const char **why);
     int (*start)(const struct engine_config *cfg);
     int (*thread_start)(struct reg_slot *s);

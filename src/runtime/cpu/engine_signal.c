@@ -337,6 +337,7 @@ static void sig_after_fork_child(void)
 
 const struct engine engine_signal = {
     .name = "signal",
+    .uses_signal = 1,
     .check = sig_check,
     .start = sig_start,
     .thread_start = sig_thread_start,

@@ -1,7 +1,8 @@
-/* profile.c — the CPU profiling session (profile.h) and the public API of
+/* session.c — the CPU profiling session and the public API of
  * include/kestrel.h for it.
  *
- * Signal handlers: profile_active(), profile_signal(). Inside malloc: nothing.
+ * Signal handlers: nothing here (profile_state.c has what they read). Inside malloc:
+ * nothing.
  *
  * A session runs from prof_start() to prof_stop(), both under prof_mu. The engine's
  * thread writes the file at the end of stop (prof_on_stopped). An environment session
@@ -11,7 +12,7 @@
  * starts a session of its own, at "<path>.<pid>" when the path has no %p, so that no
  * two processes write one file. A session started with kestrel_profile_start() is
  * written by kestrel_profile_stop() and discarded if the process ends first. */
-#include "runtime/cpu/session.h"
+#include "runtime/cpu/profile_state.h"
 #include "runtime/images.h"
 #include "kestrel.h"
 #include "runtime/lifecycle.h"
@@ -39,9 +40,6 @@
 #define PROF_PATH_MAX 4096
 
 static pthread_mutex_t prof_mu = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int prof_on;                /* a session samples */
-static _Atomic int prof_signo;             /* its engine's signal, 0 for none */
-static const struct engine *prof_engine_v; /* its engine */
 static struct {
     int from_env; /* started by KESTREL_PROFILE */
     unsigned hz, requested_hz;
@@ -62,21 +60,6 @@ static struct {
 
 static int prof_client_registered;
 
-int profile_active(void)
-{
-    return atomic_load_explicit(&prof_on, memory_order_acquire);
-}
-
-int profile_signal(void)
-{
-    return atomic_load_explicit(&prof_signo, memory_order_relaxed);
-}
-
-const struct engine *profile_engine(void)
-{
-    return prof_engine_v;
-}
-
 
 /* ============================== the session ============================== */
 
@@ -95,9 +78,9 @@ static void prof_on_stopped(void)
         return;
     }
     struct engine_stat stats[16];
-    size_t n_stats = prof_engine_v->stats ? prof_engine_v->stats(stats, 16) : 0;
+    size_t n_stats = profile_engine()->stats ? profile_engine()->stats(stats, 16) : 0;
     struct rawjson_meta m = {
-        .engine = prof_engine_v->name,
+        .engine = profile_engine()->name,
         .engine_fallback = prof.fallback,
         .engine_stats = stats,
         .n_engine_stats = n_stats,
@@ -133,7 +116,7 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
     }
     /* auto fell back: say why once per process tree (a fork child starts over silently). */
     static int fallback_said;
-    if (from_env && e != &engine_perf && why && !fallback_said) {
+    if (from_env && why && !fallback_said) {
         fallback_said = 1;
         fprintf(stderr, "kestrel: the perf engine is unavailable (%s); using the signal engine\n",
                 why);
@@ -148,9 +131,8 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
     prof.from_env = from_env;
     prof.hz = hz;
     prof.requested_hz = requested_hz;
-    prof.fallback = e != &engine_perf ? why : NULL;
+    prof.fallback = why;
     prof.write_path = NULL;
-    prof_engine_v = e;
     struct engine_config cfg = {
         .hz = hz,
         .signo = signo,
@@ -163,8 +145,7 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
         registry_close();
         return r;
     }
-    atomic_store(&prof_signo, strcmp(e->name, "signal") == 0 ? signo : 0);
-    atomic_store_explicit(&prof_on, 1, memory_order_release);
+    profile_state_started(e, signo);
     prof_register_caller(lo, hi);
     return 0;
 }
@@ -174,9 +155,9 @@ static int prof_stop(const char *path)
 {
     if (!profile_active()) return -ESRCH;
     prof.write_path = path;
-    atomic_store_explicit(&prof_on, 0, memory_order_release);
-    prof_engine_v->stop();
-    atomic_store(&prof_signo, 0);
+    profile_state_stopping();
+    profile_engine()->stop();
+    profile_state_stopped();
     registry_close();
     sink_close();
     return prof.write_result;
@@ -232,14 +213,15 @@ static void prof_after_fork_child(void)
         lo = self->stack_lo;
         hi = self->stack_hi;
     }
-    if (prof_engine_v && prof_engine_v->after_fork_child) prof_engine_v->after_fork_child();
+    const struct engine *e = profile_engine();
+    if (e && e->after_fork_child) e->after_fork_child();
     registry_forget_after_fork();
     sink_forget_after_fork();
     images_reset();
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     prof_mu = fresh;
-    atomic_store(&prof_on, 0);
-    atomic_store(&prof_signo, 0);
+    profile_state_stopping();
+    profile_state_stopped();
     if (restart) {
         prof_fork_child = 1;
         prof_start(prof.hz, prof.requested_hz, prof_env.engine, prof_env.signo, 1, lo, hi);

@@ -6,7 +6,7 @@
 #include "runtime/cpu/threads.h"
 #include "runtime/interpose.h"
 #include "runtime/lifecycle.h"
-#include "runtime/cpu/session.h"
+#include "runtime/cpu/profile_state.h"
 #include "runtime/cpu/registry.h"
 #include "runtime/rtmem.h"
 

@@ -77,7 +77,7 @@ static void heap_fork_child(void)
 {
     heap_region_fork(2);
     heap_threads_lock = (heap_mutex_t)HEAP_MUTEX_INIT;
-    lifecycle_held -= 2;
+    lifecycle_forget_holds(2);
     memset(heap_threads, 0, sizeof heap_threads);
     if (heap_tls.slot >= 0) heap_threads[heap_tls.slot] = &heap_tls;
 }
