@@ -15,7 +15,7 @@
 #   TESTS        executables run by tests/run.sh (exit 0 pass, anything else fails)
 #   TEST_DEPS    what must be built before the tests run
 #   BENCHES      executables run by `make bench`, in order
-#   CLI_EXTRA_OBJS / CLI_EXTRA_DEPS   generated objects linked into the CLI (the viewer)
+#   ANALYSIS_EXTRA_OBJS   generated objects of the analysis library (the viewer page)
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -66,8 +66,7 @@ KESTREL_SAN   := $(BUILD)/bin/kestrel-san
 TESTS      :=
 TEST_DEPS  :=
 BENCHES    :=
-CLI_EXTRA_OBJS :=
-CLI_EXTRA_DEPS :=
+ANALYSIS_EXTRA_OBJS :=
 EXAMPLES   :=
 
 # `make` alone builds everything, whatever rule a fragment happens to define first.
@@ -126,13 +125,13 @@ $(BUILD)/cli-san/%.o: src/cli/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -DKESTREL_VERSION='"$(VERSION)"' -c $< -o $@
 
-$(LIBANALYSIS): $(ANALYSIS_OBJS)
+$(LIBANALYSIS): $(ANALYSIS_OBJS) $(ANALYSIS_EXTRA_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 $(LIBKESTREL_ANALYSIS): $(LIBANALYSIS)
 	@mkdir -p $(@D)
 	cp $< $@
-$(LIBANALYSIS_SAN): $(ANALYSIS_SAN_OBJS)
+$(LIBANALYSIS_SAN): $(ANALYSIS_SAN_OBJS) $(ANALYSIS_EXTRA_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 $(LIBTRUTH): $(TRUTH_OBJS)
@@ -142,19 +141,13 @@ $(LIBTRUTH_SAN): $(TRUTH_SAN_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-# The CLI takes the analysis library whole: its writer table refers to each writer
-# weakly (src/analysis/writers/writers.c), and a weak reference alone pulls nothing from an
-# archive. -lstdc++ is for __cxa_demangle (C++ names, no external process).
-WHOLE   := -Wl,--whole-archive
-NOWHOLE := -Wl,--no-whole-archive
-$(KESTREL): $(CLI_OBJS) $(CLI_EXTRA_OBJS) $(LIBTRUTH) $(LIBANALYSIS) $(CLI_EXTRA_DEPS)
+# -lstdc++ is for __cxa_demangle (C++ names, no external process).
+$(KESTREL): $(CLI_OBJS) $(LIBTRUTH) $(LIBANALYSIS)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(CLI_OBJS) $(CLI_EXTRA_OBJS) $(LIBTRUTH) $(WHOLE) $(LIBANALYSIS) $(NOWHOLE) \
-	    $(ANALYSIS_LIBS)
-$(KESTREL_SAN): $(CLI_SAN_OBJS) $(CLI_EXTRA_OBJS) $(LIBTRUTH_SAN) $(LIBANALYSIS_SAN) $(CLI_EXTRA_DEPS)
+	$(CC) -o $@ $(CLI_OBJS) $(LIBTRUTH) $(LIBANALYSIS) $(ANALYSIS_LIBS)
+$(KESTREL_SAN): $(CLI_SAN_OBJS) $(LIBTRUTH_SAN) $(LIBANALYSIS_SAN)
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SAN_OBJS) $(CLI_EXTRA_OBJS) $(LIBTRUTH_SAN) $(WHOLE) \
-	    $(LIBANALYSIS_SAN) $(NOWHOLE) $(ANALYSIS_LIBS)
+	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SAN_OBJS) $(LIBTRUTH_SAN) $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
 
 # --- install -------------------------------------------------------------------
 install: all

@@ -6,12 +6,11 @@ CLI_BENCH      := $(BUILD)/bench/cli/run
 FUZZ_BENCH     := $(BUILD)/bench/cli/fuzz
 BENCHES += $(CLI_BENCH) $(FUZZ_BENCH)
 
-# Linked as the CLI is (the whole library and the viewer page), so it writes every
-# export `kestrel record` writes; $(KESTREL) has built the viewer's object.
+# Linked with the analysis library, as the CLI is, so it writes every export
+# `kestrel record` writes.
 $(CLI_BENCH_TOOL): bench/cli/export_bench.c $(LIBANALYSIS) $(KESTREL)
 	@mkdir -p $(@D)
-	$(CC) $(ANALYSIS_CFLAGS) -o $@ $< $(CLI_EXTRA_OBJS) $(WHOLE) $(LIBANALYSIS) $(NOWHOLE) \
-	    $(ANALYSIS_LIBS)
+	$(CC) $(ANALYSIS_CFLAGS) -o $@ $< $(LIBANALYSIS) $(ANALYSIS_LIBS)
 
 $(CLI_BENCH): $(CLI_BENCH_TOOL) $(KESTREL) bench/cli/run.sh
 	@printf '#!/bin/sh\nexec bench/cli/run.sh "$$@"\n' > $@

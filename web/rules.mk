@@ -1,13 +1,12 @@
 # The viewer: web/viewer.html with its stylesheet and scripts inlined into one page
 # (build/web/viewer.html, with the placeholder @KESTREL_DATA@ where the CLI puts the
-# profile), then turned into a C array linked into the CLI (viewer_page[]).
+# profile), then turned into a C array of the analysis library (viewer_page[]).
 VIEWER_SRCS := web/viewer.html $(wildcard web/*.css web/*.js) web/inline.awk
 VIEWER_PAGE := $(BUILD)/web/viewer.html
 VIEWER_C    := $(BUILD)/web/viewer_page.c
 VIEWER_OBJ  := $(BUILD)/web/viewer_page.o
 
-CLI_EXTRA_OBJS += $(VIEWER_OBJ)
-CLI_EXTRA_DEPS += $(VIEWER_OBJ)
+ANALYSIS_EXTRA_OBJS += $(VIEWER_OBJ)
 
 $(VIEWER_PAGE): $(VIEWER_SRCS)
 	@mkdir -p $(@D)

@@ -12,7 +12,6 @@ $(VIEWER_BUSY): tests/viewer/busy.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread -o $@ $(CURDIR)/$<
 
-$(VIEWER_HTML_TEST): tests/viewer/test_write_html.c $(LIBANALYSIS_SAN) $(VIEWER_OBJ)
+$(VIEWER_HTML_TEST): tests/viewer/test_write_html.c $(LIBANALYSIS_SAN)
 	@mkdir -p $(@D)
-	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -o $@ $< $(VIEWER_OBJ) $(WHOLE) $(LIBANALYSIS_SAN) \
-	    $(NOWHOLE) $(ANALYSIS_LIBS)
+	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -o $@ $< $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)

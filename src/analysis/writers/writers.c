@@ -8,29 +8,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Weak: a writer not in this build is NULL here and skipped (writers.h). */
-extern const struct writer writer_speedscope __attribute__((weak));
-extern const struct writer writer_cpuprofile __attribute__((weak));
-extern const struct writer writer_folded __attribute__((weak));
-extern const struct writer writer_summary __attribute__((weak));
-extern const struct writer writer_pprof __attribute__((weak));
-extern const struct writer writer_html __attribute__((weak));
+extern const struct writer writer_speedscope, writer_cpuprofile, writer_folded, writer_summary,
+    writer_pprof, writer_html;
 
-static const struct writer *const known[] = {
+static const struct writer *const all[] = {
     &writer_speedscope, &writer_cpuprofile, &writer_folded,
     &writer_summary,    &writer_pprof,      &writer_html,
 };
-#define N_KNOWN (sizeof known / sizeof known[0])
 
 const struct writer *const *writers_all(size_t *n)
 {
-    static const struct writer *present[N_KNOWN];
-    static size_t n_present;
-    if (!n_present)
-        for (size_t i = 0; i < N_KNOWN; i++)
-            if (known[i]) present[n_present++] = known[i];
-    *n = n_present;
-    return present;
+    *n = sizeof all / sizeof all[0];
+    return all;
 }
 
 const struct writer *writers_find(const char *format)

@@ -5,9 +5,7 @@
  * A writer declares itself as
  *     const struct writer writer_folded = {"folded", ".folded", write_folded};
  * and writers.c lists it in the one table that `kestrel export` and `kestrel record`
- * iterate. The table refers to each writer weakly, so a writer whose file is not in
- * the build yet is skipped instead of breaking the link (the CLI links the analysis
- * library whole, so every writer that is present is found). */
+ * iterate. */
 #ifndef KESTREL_WRITERS_H
 #define KESTREL_WRITERS_H
 #include <stdio.h>
@@ -24,8 +22,7 @@ struct writer {
     int (*write)(const struct profile *p, const struct summary *s, FILE *out);
 };
 
-/* The registered writers present in this build, in FORMATS.md §3 order; n gets the
- * count. */
+/* Every writer, in FORMATS.md §3 order; n gets the count. */
 const struct writer *const *writers_all(size_t *n);
 
 /* The writer for a format name, or NULL. */
