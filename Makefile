@@ -149,6 +149,14 @@ $(KESTREL_SAN): $(CLI_SAN_OBJS) $(LIBTRUTH_SAN) $(LIBANALYSIS_SAN)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SAN_OBJS) $(LIBTRUTH_SAN) $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
 
+# --- tests -------------------------------------------------------------------
+# A test program is by default one C file built with the sanitizers against the
+# analysis library; a fragment whose programs need more has a rule of its own (make
+# prefers the pattern with the shorter stem).
+$(BUILD)/tests/%: tests/%.c $(LIBANALYSIS_SAN)
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -o $@ $< $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
+
 # --- install -------------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include

@@ -7,9 +7,6 @@ CLI_SCRIPTS   := $(wildcard tests/cli/e2e_*.sh)
 TESTS     += $(CLI_TESTS) $(CLI_SCRIPTS)
 TEST_DEPS += $(CLI_TESTS) $(KESTREL) $(KESTREL_SAN)
 
-$(BUILD)/tests/cli/%: tests/cli/%.c $(LIBANALYSIS_SAN)
-	@mkdir -p $(@D)
-	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -o $@ $< $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
 
 # A program that writes a raw profile of addresses in its own code, built twice with
 # different code (so different build ids) for the changed-binary case.

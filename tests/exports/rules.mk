@@ -6,9 +6,6 @@ EXPORT_TESTS     := $(EXPORT_TEST_SRCS:tests/exports/%.c=$(BUILD)/tests/exports/
 TESTS     += $(EXPORT_TESTS)
 TEST_DEPS += $(EXPORT_TESTS)
 
-$(BUILD)/tests/exports/%: tests/exports/%.c $(LIBANALYSIS_SAN)
-	@mkdir -p $(@D)
-	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -o $@ $< $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
 
 # End to end: a real program recorded, every export read by its consumer.
 EXPORT_SCRIPTS := $(wildcard tests/exports/e2e_*.sh)

@@ -5,6 +5,3 @@ UNIT_TESTS     := $(UNIT_TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 TESTS     += $(UNIT_TESTS)
 TEST_DEPS += $(UNIT_TESTS)
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBANALYSIS_SAN)
-	@mkdir -p $(@D)
-	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -Itests -o $@ $< $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
