@@ -156,8 +156,6 @@ void heap_region_release(void *p);
 size_t heap_region_usable(void *p);
 /* Around fork: 0 before (lock), 1 in the parent (unlock), 2 in the child (reset). */
 void heap_region_fork(int phase);
-/* Bytes of the region's chunks in use and on free lists, for the comments. */
-void heap_region_stats(uint64_t *used, uint64_t *cached);
 
 /* ===== stacks (heap_stack.c) ===== */
 

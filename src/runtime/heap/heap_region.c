@@ -29,7 +29,6 @@ static uintptr_t region_brk;                /* first byte never carved */
 static uintptr_t region_rw;                 /* [lo, rw) is readable and writable */
 static size_t region_page;                  /* the system's page size */
 static void *region_free[REGION_CLASSES];   /* free chunks of 2^k pages, linked by first word */
-static uint64_t region_used, region_cached; /* bytes of chunks handed out / on free lists */
 static heap_mutex_t region_lock = HEAP_MUTEX_INIT;
 
 /* Where to ask for the reservation: away from the program's own mappings. Placed by
@@ -112,12 +111,10 @@ void *heap_region_alloc(size_t size, size_t align)
     if (region_free[cls]) {
         chunk = (uintptr_t)region_free[cls];
         region_free[cls] = *(void **)chunk;
-        region_cached -= bytes;
     } else if (region_brk + bytes <= heap_region_lo + heap_region_span && region_grow(bytes)) {
         chunk = region_brk;
         region_brk += bytes;
     }
-    if (chunk) region_used += bytes;
     heap_mutex_unlock(&region_lock);
     if (!chunk) return NULL;
     uintptr_t user = align <= page ? chunk + front : (chunk + hdr + align - 1) & ~(align - 1);
@@ -145,8 +142,6 @@ void heap_region_release(void *p)
     heap_mutex_lock(&region_lock);
     *(void **)chunk = region_free[cls];
     region_free[cls] = (void *)chunk;
-    region_used -= bytes;
-    region_cached += bytes;
     heap_mutex_unlock(&region_lock);
 }
 
@@ -154,14 +149,6 @@ size_t heap_region_usable(void *p)
 {
     struct heap_block *b = heap_block_of(p);
     return (region_page << b->cls) - b->chunk_off;
-}
-
-void heap_region_stats(uint64_t *used, uint64_t *cached)
-{
-    heap_mutex_lock(&region_lock);
-    *used = region_used;
-    *cached = region_cached;
-    heap_mutex_unlock(&region_lock);
 }
 
 void heap_region_fork(int phase)
