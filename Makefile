@@ -59,7 +59,7 @@ LIBANALYSIS_SAN := $(BUILD)/libkanalysis-san.a
 LIBTRUTH      := $(BUILD)/libktruth.a
 LIBTRUTH_SAN  := $(BUILD)/libktruth-san.a
 KESTREL       := $(BUILD)/bin/kestrel
-# The analysis library for programs that read profiles (include/kestrel_profile.h).
+# The analysis library for programs that read profiles (include/kestrel_analysis.h).
 LIBKESTREL_ANALYSIS := $(BUILD)/lib/libkestrel-analysis.a
 KESTREL_SAN   := $(BUILD)/bin/kestrel-san
 
@@ -165,7 +165,7 @@ install: all
 	install -m 644 $(LIBKESTREL_A) $(DESTDIR)$(PREFIX)/lib/libkestrel.a
 	install -m 644 include/kestrel.h $(DESTDIR)$(PREFIX)/include/kestrel.h
 	install -m 644 $(LIBKESTREL_ANALYSIS) $(DESTDIR)$(PREFIX)/lib/libkestrel-analysis.a
-	install -m 644 include/kestrel_profile.h $(DESTDIR)$(PREFIX)/include/kestrel_profile.h
+	install -m 644 include/kestrel_analysis.h $(DESTDIR)$(PREFIX)/include/kestrel_analysis.h
 	for pc in kestrel kestrel-analysis; do \
 	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' scripts/$$pc.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc || exit 1; done
@@ -174,7 +174,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/kestrel $(DESTDIR)$(PREFIX)/lib/libkestrel.so \
 	      $(DESTDIR)$(PREFIX)/lib/libkestrel.a $(DESTDIR)$(PREFIX)/include/kestrel.h \
 	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/kestrel.pc \
-	      $(DESTDIR)$(PREFIX)/lib/libkestrel-analysis.a $(DESTDIR)$(PREFIX)/include/kestrel_profile.h \
+	      $(DESTDIR)$(PREFIX)/lib/libkestrel-analysis.a $(DESTDIR)$(PREFIX)/include/kestrel_analysis.h \
 	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/kestrel-analysis.pc
 
 format:

@@ -1,4 +1,4 @@
-/* kestrel_profile.h — reading a CPU profile kestrel recorded: the functions that
+/* kestrel_analysis.h — reading a CPU profile kestrel recorded: the functions that
  * hold the time, each share with its standard error, and the folded stacks.
  *
  * A share without its standard error is an opinion: share p of n samples is a

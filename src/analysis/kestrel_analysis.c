@@ -1,4 +1,4 @@
-/* The profile API of include/kestrel_profile.h, over the analysis model: a reader,
+/* The profile API of include/kestrel_analysis.h, over the analysis model: a reader,
  * the symbolizer, the aggregation (summary.h) of the on-CPU samples, and the folded
  * writer. */
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include "analysis/symbols/symbolize.h"
 #include "analysis/writers/writers.h"
 #include "kestrel.h"
-#include "kestrel_profile.h"
+#include "kestrel_analysis.h"
 
 struct kestrel_analysis {
     struct profile *p;      /* the whole profile, waiting samples included */

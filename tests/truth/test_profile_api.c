@@ -1,4 +1,4 @@
-/* The profile API (include/kestrel_profile.h) on a real region: the runtime linked
+/* The profile API (include/kestrel_analysis.h) on a real region: the runtime linked
  * in, kestrel_profile_start() at 997 Hz around a workload of known shares, then
  * kestrel_analysis_stop(): top functions in order, shares within four standard
  * errors of the truth, cum_share against share, stderr_of equal to sqrt(p(1-p)/n),
@@ -13,7 +13,7 @@
 #include "truth/workloads.h"
 #include "check.h"
 #include "kestrel.h"
-#include "kestrel_profile.h"
+#include "kestrel_analysis.h"
 
 static void check_shares(kestrel_analysis *a)
 {
