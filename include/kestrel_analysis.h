@@ -16,8 +16,8 @@
  * Link with -lkestrel-analysis -lkestrel (pkg-config kestrel-analysis); it needs
  * elfutils' libdw to name functions. Not thread-safe per object; objects are
  * independent. */
-#ifndef KESTREL_PROFILE_H_PUBLIC
-#define KESTREL_PROFILE_H_PUBLIC
+#ifndef KESTREL_ANALYSIS_H
+#define KESTREL_ANALYSIS_H
 #include <stddef.h>
 #include <stdint.h>
 
