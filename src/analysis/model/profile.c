@@ -1,6 +1,7 @@
 /* The profile model (profile.h): growable tables and the hash tables that intern
  * frames and stacks. */
 #include "analysis/model/profile.h"
+#include "analysis/model/intmap.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -73,19 +74,6 @@ static void chunks_free(struct pool_chunk **head)
 static char *dup_or_null(const char *s)
 {
     return s ? strdup(s) : NULL;
-}
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return 0;
-    size_t n = *cap ? *cap : 16;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*arr, n * elem);
-    if (!q) return -1;
-    *arr = q;
-    *cap = n;
-    return 0;
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -297,7 +285,7 @@ int profile_find_sample_type(const struct profile *p, const char *type)
 int64_t profile_add_thread(struct profile *p, const char *label, int64_t fiber, int64_t tid,
                            const char *name)
 {
-    if (grow((void **)&p->threads, &p->cap_threads, p->n_threads + 1, sizeof *p->threads))
+    if (array_reserve((void **)&p->threads, &p->cap_threads, p->n_threads + 1, sizeof *p->threads))
         return -1;
     struct profile_thread *t = &p->threads[p->n_threads];
     t->label = strdup(label ? label : "");
@@ -314,7 +302,7 @@ int64_t profile_add_thread(struct profile *p, const char *label, int64_t fiber, 
 
 int64_t profile_add_image(struct profile *p, const struct profile_image *im)
 {
-    if (grow((void **)&p->images, &p->cap_images, p->n_images + 1, sizeof *p->images)) return -1;
+    if (array_reserve((void **)&p->images, &p->cap_images, p->n_images + 1, sizeof *p->images)) return -1;
     struct profile_image *d = &p->images[p->n_images];
     *d = *im;
     d->path = strdup(im->path ? im->path : "");
@@ -354,7 +342,7 @@ static int index_appended_frames(struct profile *p)
 int64_t profile_append_frame(struct profile *p, const struct profile_frame *f)
 {
     if (p->n_frames >= UINT32_MAX - 1) return -1;
-    if (grow((void **)&p->frames, &p->cap_frames, p->n_frames + 1, sizeof *p->frames)) return -1;
+    if (array_reserve((void **)&p->frames, &p->cap_frames, p->n_frames + 1, sizeof *p->frames)) return -1;
     p->frames[p->n_frames] = *f;
     return (int64_t)p->n_frames++;
 }
@@ -362,8 +350,8 @@ int64_t profile_append_frame(struct profile *p, const struct profile_frame *f)
 int profile_reserve(struct profile *p, size_t frames, size_t stacks)
 {
     struct index_table *t = &p->hash->stacks;
-    if (grow((void **)&p->frames, &p->cap_frames, frames, sizeof *p->frames) ||
-        grow((void **)&p->stacks, &p->cap_stacks, stacks, sizeof *p->stacks))
+    if (array_reserve((void **)&p->frames, &p->cap_frames, frames, sizeof *p->frames) ||
+        array_reserve((void **)&p->stacks, &p->cap_stacks, stacks, sizeof *p->stacks))
         return -1;
     return table_grow(t, stacks);
 }
@@ -379,7 +367,7 @@ int64_t profile_intern_frame_owned(struct profile *p, const struct profile_frame
         if (t->hashes[j] == h && profile_frame_equal(&p->frames[t->slots[j] - 1], k))
             return t->slots[j] - 1;
     if (p->n_frames >= UINT32_MAX - 1) return -1;
-    if (grow((void **)&p->frames, &p->cap_frames, p->n_frames + 1, sizeof *p->frames)) return -1;
+    if (array_reserve((void **)&p->frames, &p->cap_frames, p->n_frames + 1, sizeof *p->frames)) return -1;
     p->frames[p->n_frames] = *k;
     t->slots[j] = (uint32_t)++p->n_frames;
     t->hashes[j] = h;
@@ -418,7 +406,7 @@ int64_t profile_intern_stack(struct profile *p, const uint32_t *frames, uint32_t
             return t->slots[j] - 1;
     }
     if (p->n_stacks >= UINT32_MAX - 1) return -1;
-    if (grow((void **)&p->stacks, &p->cap_stacks, p->n_stacks + 1, sizeof *p->stacks)) return -1;
+    if (array_reserve((void **)&p->stacks, &p->cap_stacks, p->n_stacks + 1, sizeof *p->stacks)) return -1;
     struct profile_stack *d = &p->stacks[p->n_stacks];
     d->frames = chunk_alloc(&p->hash->words, (depth ? depth : 1) * sizeof *frames);
     if (!d->frames) return -1;
@@ -434,7 +422,7 @@ int profile_add_sample(struct profile *p, uint32_t thread, uint32_t stack, int s
                        int64_t time_ns, const int64_t *values)
 {
     size_t old = p->cap_samples;
-    if (grow((void **)&p->samples, &p->cap_samples, p->n_samples + 1, sizeof *p->samples))
+    if (array_reserve((void **)&p->samples, &p->cap_samples, p->n_samples + 1, sizeof *p->samples))
         return -1;
     if (p->cap_samples != old && p->n_sample_types) {
         int64_t *v = realloc(p->values, p->cap_samples * p->n_sample_types * sizeof *v);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/writers/export.h"
+#include "analysis/model/intmap.h"
 #include "analysis/readers/raw_scan.h"
 #include "analysis/readers/readers.h"
 
@@ -19,7 +19,7 @@ struct raw {
     uint32_t *stack_of; /* input stack index -> model stack index */
     size_t other_stack; /* the runtime's "(other stacks)" bucket; SIZE_MAX when none */
     size_t n_stacks_in;
-    struct export_map frame_of; /* address + 1 -> its frame */
+    struct intmap frame_of; /* address + 1 -> its frame */
     uint32_t *frames;           /* one stack's frames (PROFILE_MAX_DEPTH) */
     int64_t *row;               /* one stack's addresses (PROFILE_MAX_DEPTH) */
 };
@@ -263,7 +263,7 @@ static int read_threads(struct raw *r, const json_t *root)
 static int64_t address_frame(struct raw *r, uint64_t address)
 {
     int added;
-    uint32_t *slot = export_map_slot(&r->frame_of, address + 1, &added); /* key 0 is empty */
+    uint32_t *slot = intmap_slot(&r->frame_of, address + 1, &added); /* key 0 is empty */
     if (!slot) return -1;
     if (added) {
         int64_t f = profile_intern_address(r->p, address);
@@ -534,7 +534,7 @@ struct profile *read_raw_json(const char *buf, size_t len, char *why, size_t why
     free(r.stack_of);
     free(r.frames);
     free(r.row);
-    export_map_free(&r.frame_of);
+    intmap_free(&r.frame_of);
     if (!rc) {
         r.p->default_type = 0;
         if (r.p->meta.rate_hz > 0) r.p->period = (int64_t)(1e9 / r.p->meta.rate_hz);

@@ -28,16 +28,16 @@ struct cpuprofile {
     const struct summary *s;
     struct cpuprofile_node *nodes;
     size_t n_nodes, cap_nodes;
-    struct export_map children; /* (parent, fn) -> node */
+    struct intmap children; /* (parent, fn) -> node */
     int64_t ns_per_unit;        /* a sample value times this is nanoseconds */
 };
 
 static int64_t child(struct cpuprofile *c, uint32_t parent, uint32_t fn)
 {
     uint64_t key = ((uint64_t)parent << 32 | fn) + 1;
-    int64_t id = export_map_intern(&c->children, key, (uint32_t)c->n_nodes);
+    int64_t id = intmap_intern(&c->children, key, (uint32_t)c->n_nodes);
     if (id < 0 || (size_t)id < c->n_nodes) return id;
-    if (export_reserve((void **)&c->nodes, &c->cap_nodes, c->n_nodes + 1, sizeof *c->nodes))
+    if (array_reserve((void **)&c->nodes, &c->cap_nodes, c->n_nodes + 1, sizeof *c->nodes))
         return -1;
     c->nodes[c->n_nodes++] = (struct cpuprofile_node){parent, fn, 0};
     return id;
@@ -113,7 +113,7 @@ static int write_cpuprofile(const struct profile *p, const struct summary *s, FI
     size_t n_order = 0;
     size_t *order = malloc((p->n_samples + 1) * sizeof *order);
     uint32_t *leaf = malloc((p->n_samples + 1) * sizeof *leaf);
-    struct export_map leaf_of = {0}; /* (thread root, stack) -> node */
+    struct intmap leaf_of = {0}; /* (thread root, stack) -> node */
     uint32_t *kids = NULL;
     size_t *first = NULL;
     if (!order || !leaf || child(&c, 0, UINT32_MAX) < 0) goto out;
@@ -125,7 +125,7 @@ static int write_cpuprofile(const struct profile *p, const struct summary *s, FI
         const struct profile_sample *sm = &p->samples[order[k]];
         int added;
         uint32_t *slot =
-            export_map_slot(&leaf_of, ((uint64_t)sm->thread << 32 | sm->stack) + 1, &added);
+            intmap_slot(&leaf_of, ((uint64_t)sm->thread << 32 | sm->stack) + 1, &added);
         if (!slot) goto out;
         if (added) {
             int64_t node = child(&c, 0, (uint32_t)(s->n_functions + sm->thread));
@@ -181,8 +181,8 @@ static int write_cpuprofile(const struct profile *p, const struct summary *s, FI
     fputs("]}\n", out);
     rc = ferror(out) ? -EIO : 0;
 out:
-    export_map_free(&leaf_of);
-    export_map_free(&c.children);
+    intmap_free(&leaf_of);
+    intmap_free(&c.children);
     free(c.nodes), free(kids), free(first), free(leaf), free(order);
     return rc;
 }

@@ -55,7 +55,7 @@ static int write_folded(const struct profile *p, const struct summary *s, FILE *
     uint32_t *root_of = calloc(p->n_threads + 1, sizeof *root_of);
     struct folded_key *keys = malloc((p->n_samples + 1) * sizeof *keys);
     struct folded_line *lines = NULL;
-    struct export_map seen = {0}; /* (root, stack) -> keys index */
+    struct intmap seen = {0}; /* (root, stack) -> keys index */
     if (!names || !roots || !root_of || !keys) goto out;
     for (size_t f = 0; f < p->n_frames; f++)
         if (!(names[f] = escape_utf8_dup(p->frames[f].name, ";"))) goto out;
@@ -78,7 +78,7 @@ static int write_folded(const struct profile *p, const struct summary *s, FILE *
         if (!v) continue;
         uint32_t root = root_of[p->samples[i].thread], stack = p->samples[i].stack;
         int added;
-        uint32_t *slot = export_map_slot(&seen, ((uint64_t)root << 32 | stack) + 1, &added);
+        uint32_t *slot = intmap_slot(&seen, ((uint64_t)root << 32 | stack) + 1, &added);
         if (!slot) goto out;
         if (added) *slot = (uint32_t)n_keys, keys[n_keys++] = (struct folded_key){root, stack, 0};
         keys[*slot].value += v;
@@ -105,7 +105,7 @@ static int write_folded(const struct profile *p, const struct summary *s, FILE *
     }
     rc = ferror(out) ? -EIO : 0;
 out:
-    export_map_free(&seen);
+    intmap_free(&seen);
     for (size_t i = 0; lines && i < n_lines; i++)
         free(lines[i].text);
     for (size_t f = 0; names && f < p->n_frames; f++)

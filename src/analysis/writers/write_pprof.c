@@ -107,7 +107,7 @@ static int64_t strtab_id(struct strtab *t, const char *raw)
             free(s);
             return t->slots[j] - 1;
         }
-    if (export_reserve((void **)&t->strs, &t->cap, t->n + 1, sizeof *t->strs)) goto fail;
+    if (array_reserve((void **)&t->strs, &t->cap, t->n + 1, sizeof *t->strs)) goto fail;
     t->strs[t->n] = s;
     t->slots[j] = (uint32_t)++t->n;
     return (int64_t)t->n - 1;
@@ -130,8 +130,8 @@ struct pprof {
     const struct summary *s;
     struct pb_buf b;
     struct strtab str;
-    struct export_map functions; /* (name id, file id) -> function id */
-    struct export_map locations; /* (innermost frame, outermost frame) -> location id */
+    struct intmap functions; /* (name id, file id) -> function id */
+    struct intmap locations; /* (innermost frame, outermost frame) -> location id */
     uint32_t n_functions, n_locations;
     uint8_t *image_symbolized; /* per image: 1 when any of its frames has a name */
     int cpu_from_samples;      /* a CPU profile without cpu/nanoseconds: the samples type,
@@ -158,7 +158,7 @@ static uint64_t function_id(struct pprof *w, const struct profile_frame *f)
 {
     uint64_t name = sid(w, f->name), file = sid(w, f->file);
     int added;
-    uint32_t *slot = export_map_slot(&w->functions, (name << 32 | file) + 1, &added);
+    uint32_t *slot = intmap_slot(&w->functions, (name << 32 | file) + 1, &added);
     if (!slot) return w->oom = 1, 0;
     if (!added) return *slot;
     *slot = ++w->n_functions;
@@ -177,7 +177,7 @@ static uint64_t location_id(struct pprof *w, const uint32_t *frames, uint32_t fr
     const struct profile *p = w->p;
     int added;
     uint32_t *slot =
-        export_map_slot(&w->locations, ((uint64_t)frames[from] << 32 | frames[to]) + 1, &added);
+        intmap_slot(&w->locations, ((uint64_t)frames[from] << 32 | frames[to]) + 1, &added);
     if (!slot) return w->oom = 1, 0;
     if (!added) return *slot;
     uint32_t id = *slot = ++w->n_locations;
@@ -230,25 +230,25 @@ static int merge_samples(struct pprof *w, struct pprof_sample **out, int64_t **v
 {
     const struct profile *p = w->p;
     size_t nt = p->n_sample_types, n = 0;
-    struct export_map seen = {0};
+    struct intmap seen = {0};
     struct pprof_sample *v = malloc((p->n_samples + 1) * sizeof *v);
     int64_t *vals = calloc(p->n_samples * nt + 1, sizeof *vals);
     if (!v || !vals || p->n_threads >= 1u << 24) goto fail;
     for (size_t i = 0; i < p->n_samples; i++) {
         const struct profile_sample *sm = &p->samples[i];
         uint64_t key = ((uint64_t)sm->stack << 25 | (uint64_t)sm->thread << 1 | sm->state) + 1;
-        int64_t k = export_map_intern(&seen, key, (uint32_t)n);
+        int64_t k = intmap_intern(&seen, key, (uint32_t)n);
         if (k < 0) goto fail;
         if ((size_t)k == n)
             v[n++] = (struct pprof_sample){sm->thread, sm->stack, sm->state, vals + (size_t)k * nt};
         for (size_t t = 0; t < nt; t++)
             v[k].values[t] += profile_values(p, i)[t];
     }
-    export_map_free(&seen);
+    intmap_free(&seen);
     *out = v, *values = vals, *n_out = n;
     return 0;
 fail:
-    export_map_free(&seen);
+    intmap_free(&seen);
     free(v), free(vals);
     return -ENOMEM;
 }
@@ -389,8 +389,8 @@ static int write_pprof(const struct profile *p, const struct summary *s, FILE *o
 out:
     free(samples), free(values);
     strtab_free(&w.str);
-    export_map_free(&w.functions);
-    export_map_free(&w.locations);
+    intmap_free(&w.functions);
+    intmap_free(&w.locations);
     free(w.image_symbolized);
     pb_buf_free(&w.b);
     return rc;
