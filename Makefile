@@ -15,7 +15,6 @@
 #   TESTS        executables run by tests/run.sh (exit 0 pass, anything else fails)
 #   TEST_DEPS    what must be built before the tests run
 #   BENCHES      executables run by `make bench`, in order
-#   ANALYSIS_EXTRA_OBJS   generated objects of the analysis library (the viewer page)
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -66,7 +65,8 @@ KESTREL_SAN   := $(BUILD)/bin/kestrel-san
 TESTS      :=
 TEST_DEPS  :=
 BENCHES    :=
-ANALYSIS_EXTRA_OBJS :=
+# Generated objects of the analysis library: the viewer page (web/rules.mk).
+ANALYSIS_EXTRA_OBJS := $(BUILD)/web/viewer_page.o
 EXAMPLES   :=
 
 # `make` alone builds everything, whatever rule a fragment happens to define first.

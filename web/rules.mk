@@ -6,8 +6,6 @@ VIEWER_PAGE := $(BUILD)/web/viewer.html
 VIEWER_C    := $(BUILD)/web/viewer_page.c
 VIEWER_OBJ  := $(BUILD)/web/viewer_page.o
 
-ANALYSIS_EXTRA_OBJS += $(VIEWER_OBJ)
-
 $(VIEWER_PAGE): $(VIEWER_SRCS)
 	@mkdir -p $(@D)
 	cd web && awk -f inline.awk viewer.html > ../$@.tmp

@@ -6,7 +6,7 @@ FUZZ_CC      := clang
 FUZZ_FLAGS   := -std=gnu11 -g -O1 -Iinclude -Isrc -D_GNU_SOURCE -fno-omit-frame-pointer -Wno-unknown-attributes \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIB_SRCS := $(ANALYSIS_SRCS)
-FUZZ_LIB_OBJS := $(patsubst src/%.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_LIB_SRCS))
+FUZZ_LIB_OBJS := $(patsubst src/%.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_LIB_SRCS)) $(ANALYSIS_EXTRA_OBJS)
 FUZZ_READERS  := raw pprof
 FUZZ_NAMES    := $(FUZZ_READERS) linetab
 FUZZ_TARGETS  := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
