@@ -32,6 +32,10 @@ int cli_report(const struct profile *p, const struct summary *s, int state);
 /* Usage errors: `kestrel <cmd>: <message>` and a pointer to --help; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* 1 when the program execvp would run for name is a statically linked ELF file (no
+ * PT_INTERP): LD_PRELOAD cannot load the runtime into it. 0 otherwise or unknown. */
+int cli_static_program(const char *name);
+
 /* `kestrel record`'s settings; `kestrel run` fills the same ones. */
 struct record_options {
     const char *hz;            /* -F; NULL: the runtime's default */

@@ -261,7 +261,11 @@ int record_run(const struct record_options *o, char **argv)
     const char *slash = strrchr(stem, '/');
     char *dir = slash ? strndup(stem, (size_t)(slash - stem) + 1) : strdup(".");
     if (!dir || access(dir, W_OK)) {
-        fprintf(stderr, "kestrel: %s: %s\n", dir ? dir : stem, strerror(dir ? errno : ENOMEM));
+        int e = dir ? errno : ENOMEM;
+        if (e == ENOENT)
+            fprintf(stderr, "kestrel: %s: directory %s does not exist\n", stem, dir);
+        else
+            fprintf(stderr, "kestrel: %s: %s\n", dir ? dir : stem, strerror(e));
         free(dir);
         free(lib);
         return 1;
@@ -282,6 +286,12 @@ int record_run(const struct record_options *o, char **argv)
             if (WIFSIGNALED(status))
                 fprintf(stderr, "kestrel: %s: the program left no profile (killed by SIG%s)\n",
                         raw, sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
+            else if (cli_static_program(argv[0]))
+                fprintf(stderr,
+                        "kestrel: %s: the program left no profile: %s is statically linked, and "
+                        "preloading cannot reach a static program; build it dynamically linked "
+                        "(without -static) to profile it\n",
+                        raw, argv[0]);
             else
                 fprintf(stderr, "kestrel: %s: the program left no profile\n", raw);
             failed = 1;

@@ -36,14 +36,18 @@ int main(void)
     struct profile *p = profile_new(PROFILE_CPU);
     profile_add_sample_type(p, "samples", "count");
     profile_add_thread(p, "main", 0, 7, "prog");
-    struct profile_frame f = {.name = "main", .file = src, .line = 3, .image = -1, .address = 0x10};
+    /* Files as the symbolizer leaves them when debug info names them (from_debug):
+     * only such a file is opened (tests/viewer/test_view_cli.sh has the others). */
+    struct profile_frame f = {
+        .name = "main", .file = src, .line = 3, .image = -1, .address = 0x10, .from_debug = 1};
     uint32_t fmain = (uint32_t)profile_intern_frame(p, &f);
-    f = (struct profile_frame){.name = EVIL, .file = src, .line = 5, .image = -1, .address = 0x20};
+    f = (struct profile_frame){
+        .name = EVIL, .file = src, .line = 5, .image = -1, .address = 0x20, .from_debug = 1};
     uint32_t fevil = (uint32_t)profile_intern_frame(p, &f);
     f.address = 0x21; /* another address of the same line: one frame for the viewer */
     uint32_t fevil2 = (uint32_t)profile_intern_frame(p, &f);
     f = (struct profile_frame){.name = "gone", .file = "/nonexistent/kestrel/gone.c", .line = 2,
-                               .image = -1, .address = 0x30};
+                               .image = -1, .address = 0x30, .from_debug = 1};
     uint32_t fgone = (uint32_t)profile_intern_frame(p, &f);
     CHECK(fevil != fevil2);
     uint32_t s0[] = {fevil, fmain}, s1[] = {fevil2, fmain}, s2[] = {fgone, fmain};

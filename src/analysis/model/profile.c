@@ -147,6 +147,7 @@ int profile_frame_equal(const struct profile_frame *a, const struct profile_fram
 {
     return a->address == b->address && a->line == b->line && a->column == b->column &&
            a->image == b->image && a->inlined == b->inlined && a->symbolized == b->symbolized &&
+           a->from_debug == b->from_debug &&
            a->name == b->name && a->file == b->file;
 }
 

@@ -50,6 +50,8 @@ struct profile_frame {
     uint64_t address;   /* the PC as recorded (unadjusted) */
     uint8_t inlined;    /* 1: this call was inlined into the next frame (its caller) */
     uint8_t symbolized; /* 1: name (and file/line if known) come from debug info */
+    uint8_t from_debug; /* 1: file and line were read by the symbolizer from the debug
+                           info of the frame's image, not taken from the input */
 };
 
 struct profile_stack {

@@ -198,6 +198,28 @@ static int mapping_bias(const char *path, const struct profile_image *im, uint64
     return rc;
 }
 
+/* The file offset of a raw profile's image's executable span, which the raw format
+ * does not record: the PT_LOAD holding its first address says. A pprof export needs
+ * it for its mapping, from which a reader finds the image's load bias again. */
+static void text_offset_of(const char *path, struct profile_image *im)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    size_t n = 0;
+    uint64_t vaddr = im->text - im->slide;
+    if (elf && elf_getphdrnum(elf, &n) == 0)
+        for (size_t i = 0; i < n; i++) {
+            GElf_Phdr ph;
+            if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD) continue;
+            if (vaddr < ph.p_vaddr || vaddr - ph.p_vaddr >= ph.p_filesz) continue;
+            im->text_offset = ph.p_offset + (vaddr - ph.p_vaddr);
+            break;
+        }
+    elf_end(elf);
+    close(fd);
+}
+
 /* Checks a candidate file against what the run recorded. 1: it describes the image;
  * 0: it exists but does not (why says how); -1: it cannot be opened. */
 static int file_describes(const char *path, const struct profile_image *im, char *why,
@@ -227,8 +249,9 @@ static void warn_start(struct symbolizer *z)
 
 /* Picks the file for image i (DESIGN.md §2) and reports it to a fresh libdwfl
  * session. Warns once when a real file is missing or changed. */
-static void open_image(struct symbolizer *z, size_t i)
+static void open_image(struct symbolizer *z, size_t i, int quiet)
 {
+    quiet |= z->o->quiet;
     const struct profile_image *im = &z->p->images[i];
     struct sym_image *si = &z->images[i];
     char why[256] = "", why_binary[256] = "";
@@ -236,20 +259,20 @@ static void open_image(struct symbolizer *z, size_t i)
     if (im->path[0] != '/') return; /* [vdso] and the like: nothing on disk describes it */
     const char *file = NULL;
     int at_path = file_describes(im->path, im, why, sizeof why);
-    if (at_path != 1 && !z->o->quiet) warn_start(z);
+    if (at_path != 1 && !quiet) warn_start(z);
     if (at_path == 1)
         file = im->path;
     else if (im->is_main && z->o->binary) {
         int b = file_describes(z->o->binary, im, why_binary, sizeof why_binary);
         if (b == 1)
             file = z->o->binary;
-        else if (b == 0 && !z->o->quiet)
+        else if (b == 0 && !quiet)
             fprintf(stderr, "kestrel: warning: --binary %s: %s\n", z->o->binary, why_binary);
-        else if (!z->o->quiet)
+        else if (!quiet)
             fprintf(stderr, "kestrel: warning: --binary %s: cannot be opened\n", z->o->binary);
     }
     if (!file) {
-        if (!z->o->quiet)
+        if (!quiet)
             fprintf(stderr, "kestrel: warning: %s: %s; its frames stay as addresses%s\n", im->path,
                     at_path < 0 ? "missing" : why,
                     im->is_main && !z->o->binary ? " (--binary names a moved program)" : "");
@@ -257,6 +280,7 @@ static void open_image(struct symbolizer *z, size_t i)
     }
     uint64_t bias = im->slide;
     if (!im->slide_known && mapping_bias(file, im, &bias)) return;
+    if (im->slide_known && im->text_size && !im->text_offset) text_offset_of(file, &z->p->images[i]);
     si->cb = callbacks_template;
     si->cb.debuginfo_path = &z->debuginfo_path;
     si->dwfl = dwfl_begin(&si->cb);
@@ -759,7 +783,8 @@ static int resolve(struct symbolizer *z, const struct profile_frame *old, int le
     enum { MAX_INLINED = 64 };
     struct sym_image *si = &z->images[old->image];
     Dwarf_Addr pc = leaf || !old->address ? old->address : old->address - 1;
-    struct profile_frame f = {.image = old->image, .address = old->address, .symbolized = 1};
+    struct profile_frame f = {
+        .image = old->image, .address = old->address, .symbolized = 1, .from_debug = 1};
     Dwarf_Addr bias = 0;
     Dwarf_Die cu_mem, *cu = cu_of(z, old->image, pc, &cu_mem, &bias);
     struct sym_cu_fns *c = cu ? cu_fns(si, cu, z->o->libdw_lines) : NULL;
@@ -868,6 +893,43 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* A frame that came with its file (a symbolized pprof): 1 when the line table of the
+ * CU holding its address, in the debug info of the image's own file, names that file
+ * too. Only such a file is one the viewer may open (a path taken from the input alone
+ * is never read: a crafted profile could name any file on the machine). */
+static int file_named_by_image(struct symbolizer *z, const struct profile_frame *old, int leaf)
+{
+    struct sym_image *si = &z->images[old->image];
+    Dwarf_Addr pc = leaf || !old->address ? old->address : old->address - 1;
+    Dwarf_Addr bias = 0;
+    Dwarf_Die cu_mem, *cu = cu_of(z, old->image, pc, &cu_mem, &bias);
+    struct sym_cu_fns *c = cu ? cu_fns(si, cu, z->o->libdw_lines) : NULL;
+    size_t n = !c ? 0 : c->own_lines ? c->lines.n_files : c->n_dw_files;
+    int failed = 0;
+    for (size_t i = 0; i < n && !failed; i++) {
+        const char *f = cu_file(z, si, cu, c, i, &failed);
+        if (f && !strcmp(f, old->file)) return 1;
+    }
+    return 0;
+}
+
+/* Marks the frames kept from the input whose files their images' line tables name
+ * (file_named_by_image); an image only these frames need is opened without warnings,
+ * as nothing of it was to be resolved. */
+static void mark_named_files(struct symbolizer *z, const struct want *want, size_t n_want)
+{
+    for (size_t w = 0; w < n_want; w++) {
+        const struct profile_frame *old = &z->p->frames[want[w].frame];
+        if (!old->symbolized || !old->file || old->image < 0) continue;
+        if (z->images[old->image].state == IMG_UNOPENED) open_image(z, (size_t)old->image, 1);
+        if (z->images[old->image].state != IMG_READY || !file_named_by_image(z, old, want[w].leaf))
+            continue;
+        struct sym_span sp = z->span[want[w].leaf][want[w].frame];
+        for (uint32_t k = 0; k < sp.n; k++)
+            z->with->frames[z->out[sp.first + k]].from_debug = 1;
+    }
+}
+
 /* Resolves every (frame, leaf?) pair some stack needs, in image and address order. */
 static int resolve_all(struct symbolizer *z)
 {
@@ -911,7 +973,7 @@ static int resolve_all(struct symbolizer *z)
         if (old->symbolized || old->image < 0) {
             rc = emit(z, old);
         } else {
-            if (z->images[old->image].state == IMG_UNOPENED) open_image(z, (size_t)old->image);
+            if (z->images[old->image].state == IMG_UNOPENED) open_image(z, (size_t)old->image, 0);
             rc = z->images[old->image].state == IMG_READY ? resolve(z, old, want[w].leaf)
                                                           : emit_hex(z, old);
         }
@@ -923,6 +985,7 @@ static int resolve_all(struct symbolizer *z)
         }
     }
     warn_start(z);
+    if (!rc) mark_named_files(z, want, n_want);
     free(want);
     return rc;
 }

@@ -11,7 +11,9 @@
  * Frames are written once per (name, file, line): the model keeps one frame per
  * address, the viewer merges boxes by what a user can tell apart. Source texts of the
  * files behind the hottest lines (the summary's line order) are embedded when
- * readable; otherwise the page says why each is missing. */
+ * readable and named by the debug info of the profile's own images (the symbolizer
+ * says which, profile_frame.from_debug); otherwise the page says why each is
+ * missing. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -118,14 +120,30 @@ static size_t html_source_files(const struct summary *s, const char **files)
     return n;
 }
 
-static void put_sources(FILE *out, const struct summary *s)
+/* 1 when the symbolizer found file in the debug info of one of p's images: only such
+ * a file is opened, never a path the profile alone names (it could be any file). */
+static int html_file_from_debug(const struct profile *p, const char *file)
+{
+    for (size_t i = 0; i < p->n_frames; i++)
+        if (p->frames[i].from_debug && p->frames[i].file && !strcmp(p->frames[i].file, file))
+            return 1;
+    return 0;
+}
+
+static void put_sources(FILE *out, const struct profile *p, const struct summary *s)
 {
     const char *files[HTML_MAX_SOURCES];
     size_t n = html_source_files(s, files);
     fputs("\"sources\":[", out);
     for (size_t i = 0; i < n; i++) {
         char why[512];
-        char *text = html_read_source(files[i], why, sizeof why);
+        char *text = NULL;
+        if (html_file_from_debug(p, files[i]))
+            text = html_read_source(files[i], why, sizeof why);
+        else
+            snprintf(why, sizeof why,
+                     "not opened: %s is named by the profile, not by the debug info of "
+                     "one of its programs or libraries", files[i]);
         fputs(i ? ",\n{\"file\":" : "\n{\"file\":", out);
         escape_json(out, files[i]);
         fputs(text ? ",\"text\":" : ",\"missing\":", out);
@@ -267,7 +285,7 @@ static void put_data(FILE *out, const struct profile *p, const struct summary *s
     put_frames(out, p, rep, n_rep);
     put_stacks(out, p, map);
     put_samples(out, p);
-    put_sources(out, s);
+    put_sources(out, p, s);
     fputs("}", out);
 }
 

@@ -28,14 +28,18 @@ const struct writer *const *writers_all(size_t *n);
 /* The writer for a format name, or NULL. */
 const struct writer *writers_find(const char *format);
 
-/* Writes through w into path atomically: into a temporary file in the same
- * directory, renamed over path only when the writer and every flush and close
- * succeeded; on any failure the temporary file is removed, so path is either the
- * complete new output or untouched. path "-" writes to stdout (buffered in memory
- * first, so a failed writer prints nothing). Returns 0, or a negative errno; prints
- * `kestrel: <path>: <why>` to stderr on failure, except for -EINVAL (the format
- * cannot hold this profile, e.g. a heap profile as a V8 CPU profile), which the
- * caller reports or skips as it sees fit. */
+/* Writes through w into path, never leaving a partial output. A regular file (or a
+ * new path) is written into a temporary file in the same directory, renamed over
+ * path only when the writer and every write and close succeeded (a symlink to a
+ * regular file keeps the symlink; its target is replaced); on any failure the
+ * temporary file is removed, so path is either the complete new output or untouched.
+ * A character device or a FIFO is written in place, never replaced, once the whole
+ * output is made in memory; a directory, block device or socket is refused. path
+ * "-" writes to stdout the same way. Returns 0, or a negative errno; prints
+ * `kestrel: <path>: <why>` to stderr on failure (the failing call's own reason, e.g.
+ * "No space left on device", or the missing directory), except for -EINVAL (the
+ * format cannot hold this profile, e.g. a heap profile as a V8 CPU profile), which
+ * the caller reports or skips as it sees fit. */
 int writer_write_file(const struct writer *w, const struct profile *p, const struct summary *s,
                       const char *path);
 
