@@ -100,7 +100,7 @@ check "... with a message" grep -q "kestrel: /nonexistent/program: No such file 
 
 "$k" record -o /nonexistent/dir/x -- true >/dev/null 2>"$t/err"; rc=$?
 check "an unwritable stem is an error before the run ($rc)" test $rc -eq 1
-check "... that names the directory" grep -q "kestrel: /nonexistent/dir/: No such file or directory" "$t/err"
+check "... that names the directory" grep -qx "kestrel: /nonexistent/dir/x: directory /nonexistent/dir/ does not exist" "$t/err"
 
 # kestrel run: compile and record one C file, with the heap profiled too.
 cat >"$t/keep.c" <<'C'
