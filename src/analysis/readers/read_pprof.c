@@ -13,7 +13,6 @@
 #include "analysis/readers/readers.h"
 #include "common/pbwire.h"
 
-#define PPROF_MAX_INFLATED (1ull << 30) /* a larger profile is treated as hostile */
 
 /* Profile message fields. */
 enum {
@@ -69,6 +68,8 @@ struct pprof {
     size_t n_loc_frames;
     int64_t default_type; /* string index */
     char *string_pool;    /* NUL-terminated copies of the string table */
+    size_t content_len;   /* bytes of protobuf (decompressed) */
+    size_t budget, used;  /* memory this read may take (readers.h), and has charged */
 };
 
 static int fail(struct pprof *r, const char *fmt, ...)
@@ -80,6 +81,16 @@ static int fail(struct pprof *r, const char *fmt, ...)
     return -1;
 }
 
+/* Counts n bytes against the read's memory budget: what the reader and the model
+ * will hold for what it is about to add (an upper bound; interned strings and frames
+ * are counted as if each were new). -1 with the reason once past the budget. */
+static int charge(struct pprof *r, size_t n)
+{
+    r->used += n;
+    return r->used > r->budget ? read_over_budget(r->why, r->why_size, r->budget, r->content_len)
+                               : 0;
+}
+
 /* ------------------------------------------------------------------ gzip */
 
 static int inflate_all(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len, char *why,
@@ -87,18 +98,26 @@ static int inflate_all(const uint8_t *in, size_t len, uint8_t **out, size_t *out
 {
     z_stream z = {0};
     if (inflateInit2(&z, 15 + 32) != Z_OK) return snprintf(why, why_size, "zlib failed"), -1;
+    /* A gzip bomb stops at the limit, never at the memory's end (readers.h). */
+    uint64_t limit = READ_MEMORY_BASE + (uint64_t)len * READ_GZIP_RATIO;
+    if (limit > READ_MAX_INFLATED) limit = READ_MAX_INFLATED;
     size_t cap = len * 4 + 4096, n = 0;
+    if (cap > limit + 1) cap = (size_t)limit + 1;
     uint8_t *buf = malloc(cap);
     int rc = buf ? Z_OK : Z_MEM_ERROR;
     z.next_in = (uint8_t *)in;
     while (rc == Z_OK) {
         if (n == cap) {
-            if (cap >= PPROF_MAX_INFLATED) {
+            if (cap > limit) {
                 rc = Z_BUF_ERROR;
-                snprintf(why, why_size, "decompresses to more than 1 GiB");
+                snprintf(why, why_size,
+                         "decompresses to more than %llu MiB (kestrel's limit for %zu bytes of "
+                         "gzip: %d times as much + %llu MiB, at most %llu GiB)",
+                         (unsigned long long)(limit >> 20), len, READ_GZIP_RATIO,
+                         READ_MEMORY_BASE >> 20, READ_MAX_INFLATED >> 30);
                 break;
             }
-            cap *= 2;
+            cap = cap * 2 < limit + 1 ? cap * 2 : (size_t)limit + 1;
             uint8_t *q = realloc(buf, cap);
             if (!q) {
                 rc = Z_MEM_ERROR;
@@ -184,8 +203,17 @@ static int split(struct pprof *r, const uint8_t *buf, size_t len)
         if (f.number == P_STRING && f.wire == PB_LEN) string_bytes += f.len + 1;
     }
     if (rd.err) return fail(r, "not a pprof profile (malformed protobuf)");
+    /* Strings are kept once, in the pool (and once more when the model interns them);
+     * every other field's messages are kept as spans of buf. */
+    size_t spans = 0;
     for (int k = 0; k < 16; k++)
-        if (r->n_msgs[k] && !(r->msgs[k] = calloc(r->n_msgs[k], sizeof(struct bytes))))
+        spans += k == P_STRING ? 0 : r->n_msgs[k];
+    if (charge(r, spans * sizeof(struct bytes) + (r->n_msgs[P_STRING] + 1) * sizeof *r->strings +
+                      2 * string_bytes + 1))
+        return -1;
+    for (int k = 0; k < 16; k++)
+        if (k != P_STRING && r->n_msgs[k] &&
+            !(r->msgs[k] = calloc(r->n_msgs[k], sizeof(struct bytes))))
             return fail(r, "out of memory");
     r->strings = calloc(r->n_msgs[P_STRING] + 1, sizeof *r->strings);
     r->string_pool = malloc(string_bytes + 1);
@@ -193,7 +221,7 @@ static int split(struct pprof *r, const uint8_t *buf, size_t len)
     size_t seen[16] = {0}, pool = 0;
     pb_reader_init(&rd, buf, len);
     while (pb_next(&rd, &f)) {
-        if (f.number < 16 && f.wire == PB_LEN)
+        if (f.number < 16 && f.number != P_STRING && f.wire == PB_LEN)
             r->msgs[f.number][seen[f.number]++] = (struct bytes){f.ptr, f.len};
         if (f.number == P_STRING && f.wire == PB_LEN) {
             if (!valid_utf8(f.ptr, f.len) || memchr(f.ptr, 0, f.len))
@@ -218,6 +246,7 @@ static int split(struct pprof *r, const uint8_t *buf, size_t len)
         int bad = 0;
         if (f.number != P_COMMENT || f.wire != PB_VARINT) continue;
         const char *c = str(r, f.value, &bad);
+        if (!bad && charge(r, strlen(c) + 48)) return -1;
         if (bad || profile_add_comment(r->p, c)) return fail(r, "comment out of range");
     }
     for (size_t i = 0; i < r->n_msgs[P_COMMENT]; i++) {
@@ -227,6 +256,7 @@ static int split(struct pprof *r, const uint8_t *buf, size_t len)
         while (pb_next_packed(&pr, &v)) {
             int bad = 0;
             const char *c = str(r, v, &bad);
+            if (!bad && charge(r, strlen(c) + 48)) return -1;
             if (bad || profile_add_comment(r->p, c)) return fail(r, "comment out of range");
         }
         if (pr.err) return fail(r, "malformed comment list");
@@ -306,6 +336,9 @@ static int read_mappings(struct pprof *r)
             if (f.number == 6) build_id = str(r, f.value, &bad);
         }
         if (rd.err || bad) return fail(r, "mapping %zu is malformed", i);
+        if (charge(r, sizeof *r->mappings + sizeof(struct profile_image) + strlen(file) +
+                          strlen(build_id) + 64))
+            return -1;
         if (limit < start) return fail(r, "mapping %zu ends before it starts", i);
         /* Build ids are compared as lowercase hex; anything else cannot be checked. */
         int hex = *build_id && strlen(build_id) % 2 == 0 &&
@@ -330,6 +363,7 @@ static int read_mappings(struct pprof *r)
 static int read_functions(struct pprof *r)
 {
     size_t n = r->n_msgs[P_FUNCTION];
+    if (charge(r, (n + 1) * sizeof *r->functions)) return -1;
     r->functions = calloc(n + 1, sizeof *r->functions);
     if (!r->functions) return fail(r, "out of memory");
     for (size_t i = 0; i < n; i++) {
@@ -355,6 +389,8 @@ static int read_functions(struct pprof *r)
 
 static int add_loc_frame(struct pprof *r, const struct profile_frame *fr, size_t *cap)
 {
+    /* The frame, its share of the model's hash table, its index here. */
+    if (charge(r, sizeof *fr + 32 + sizeof *r->loc_frames)) return -1;
     int64_t idx = profile_intern_frame(r->p, fr);
     if (idx < 0) return fail(r, "out of memory");
     if (r->n_loc_frames == *cap) {
@@ -443,6 +479,7 @@ static int read_location(struct pprof *r, size_t i, size_t *cap)
 static int read_locations(struct pprof *r)
 {
     size_t n = r->n_msgs[P_LOCATION], cap = 0;
+    if (charge(r, (n + 1) * sizeof *r->locations)) return -1;
     r->locations = calloc(n + 1, sizeof *r->locations);
     if (!r->locations) return fail(r, "out of memory");
     for (size_t i = 0; i < n; i++)
@@ -460,6 +497,7 @@ static int64_t thread_of(struct pprof *r, const char *name)
     struct profile *p = r->p;
     for (size_t i = p->n_threads; i-- > 0;)
         if (!strcmp(p->threads[i].label, name)) return (int64_t)i;
+    if (charge(r, sizeof *p->threads + 2 * strlen(name) + 64)) return -2;
     return profile_add_thread(p, name, 0, -1, *name ? name : NULL);
 }
 
@@ -535,7 +573,11 @@ static int read_sample(struct pprof *r, size_t i, uint64_t *ids, uint32_t *frame
         depth += loc->n;
     }
     if (!depth) return 0; /* nothing to attribute it to */
+    if (charge(r, sizeof(struct profile_sample) + p->n_sample_types * sizeof(int64_t) +
+                      sizeof(struct profile_stack) + depth * sizeof *frames + 32))
+        return -1;
     int64_t t = thread_of(r, thread);
+    if (t == -2) return -1;
     int64_t st = t < 0 ? -1 : profile_intern_stack(p, frames, (uint32_t)depth);
     if (st < 0 || profile_add_sample(p, (uint32_t)t, (uint32_t)st, state, -1, (int64_t *)values))
         return fail(r, "out of memory");
@@ -582,7 +624,11 @@ struct profile *read_pprof(const void *data, size_t len, char *why, size_t why_s
         if (inflate_all(buf, len, &inflated, &len, why, why_size)) return NULL;
         buf = inflated;
     }
-    struct pprof r = {.p = profile_new(PROFILE_CPU), .why = why, .why_size = why_size};
+    struct pprof r = {.p = profile_new(PROFILE_CPU),
+                      .why = why,
+                      .why_size = why_size,
+                      .content_len = len,
+                      .budget = read_memory_budget(len)};
     int rc = r.p ? 0 : fail(&r, "out of memory");
     if (!rc) rc = split(&r, buf, len);
     if (!rc) rc = read_types(&r);

@@ -22,6 +22,8 @@ struct raw {
     struct intmap frame_of; /* address + 1 -> its frame */
     uint32_t *frames;           /* one stack's frames (PROFILE_MAX_DEPTH) */
     int64_t *row;               /* one stack's addresses (PROFILE_MAX_DEPTH) */
+    size_t content_len;         /* the document's bytes */
+    size_t budget, used;        /* memory this read may take (readers.h), and has charged */
 };
 
 static int fail(struct raw *r, const char *fmt, ...)
@@ -31,6 +33,15 @@ static int fail(struct raw *r, const char *fmt, ...)
     vsnprintf(r->why, r->why_size, fmt, ap);
     va_end(ap);
     return -1;
+}
+
+/* Counts n bytes against the read's memory budget (an upper bound of what the model
+ * will hold for what is about to be added); -1 with the reason once past it. */
+static int charge(struct raw *r, size_t n)
+{
+    r->used += n;
+    return r->used > r->budget ? read_over_budget(r->why, r->why_size, r->budget, r->content_len)
+                               : 0;
 }
 
 /* An optional integer field; -1 when it is present with the wrong type. */
@@ -225,6 +236,9 @@ static int read_images(struct raw *r, const json_t *root)
         im.arch = (char *)(arch && *arch ? arch : NULL);
         im.build_id = (char *)(build_id && *build_id ? build_id : NULL);
         im.is_main = r->p->meta.exe && path && !strcmp(path, r->p->meta.exe);
+        if (charge(r, sizeof im + (path ? strlen(path) : 0) + (arch ? strlen(arch) : 0) +
+                          (build_id ? strlen(build_id) : 0) + 96))
+            return -1;
         if (profile_add_image(r->p, &im) < 0) return fail(r, "out of memory");
     }
     /* Without an exe field, the first image is the program (the runtime lists it
@@ -252,6 +266,9 @@ static int read_threads(struct raw *r, const json_t *root)
         if (opt_str(r, o, "label", &label, where) || opt_str(r, o, "name", &name, where) ||
             opt_int(r, o, "fiber", &fiber, where) || opt_int(r, o, "tid", &tid, where))
             return -1;
+        if (charge(r, sizeof(struct profile_thread) + (label ? strlen(label) : 0) +
+                          (name ? strlen(name) : 0) + 64))
+            return -1;
         if (profile_add_thread(r->p, label ? label : "thread", fiber, tid, name) < 0)
             return fail(r, "out of memory");
     }
@@ -266,6 +283,8 @@ static int64_t address_frame(struct raw *r, uint64_t address)
     uint32_t *slot = intmap_slot(&r->frame_of, address + 1, &added); /* key 0 is empty */
     if (!slot) return -1;
     if (added) {
+        /* The frame, its "0x..." name, the model's and this map's hash entries. */
+        if (charge(r, sizeof(struct profile_frame) + 20 + 32 + 16)) return -2;
         int64_t f = profile_intern_address(r->p, address);
         if (f < 0) return -1;
         *slot = (uint32_t)f;
@@ -295,9 +314,11 @@ static int add_stack(struct raw *r, size_t i, const int64_t *v, size_t n)
     for (size_t k = 0; k < n; k++) {
         if (v[k] < 0) return fail(r, "stack %zu: frame %zu is not an address", i, k);
         int64_t f = address_frame(r, (uint64_t)v[k]);
+        if (f == -2) return -1;
         if (f < 0) return fail(r, "out of memory");
         r->frames[k] = (uint32_t)f;
     }
+    if (charge(r, sizeof(struct profile_stack) + depth * sizeof *r->frames + 32)) return -1;
     int64_t st = profile_intern_stack(r->p, r->frames, (uint32_t)depth);
     if (st < 0) return fail(r, "out of memory");
     r->stack_of[i] = (uint32_t)st;
@@ -308,6 +329,7 @@ static int add_stack(struct raw *r, size_t i, const int64_t *v, size_t n)
 static int stacks_begin(struct raw *r, size_t n)
 {
     r->n_stacks_in = n;
+    if (charge(r, (n + 1) * sizeof *r->stack_of)) return -1;
     r->frames = malloc(PROFILE_MAX_DEPTH * sizeof *r->frames);
     r->stack_of = malloc((n + 1) * sizeof *r->stack_of);
     r->row = malloc(PROFILE_MAX_DEPTH * sizeof *r->row);
@@ -358,6 +380,8 @@ static int add_sample(struct raw *r, size_t i, const int64_t *c, size_t n)
         return fail(r, "sample %zu: unknown state %lld", i, (long long)c[3]);
     if (cpu < 0) return fail(r, "sample %zu: negative CPU time", i);
     int64_t values[2] = {1, cpu};
+    if (charge(r, sizeof(struct profile_sample) + r->p->n_sample_types * sizeof *values))
+        return -1;
     if (profile_add_sample(r->p, (uint32_t)c[1], r->stack_of[c[2]], (int)c[3], c[0], values))
         return fail(r, "out of memory");
     return 0;
@@ -459,12 +483,21 @@ struct arena_chunk {
 
 static struct arena_chunk *arena;
 static size_t arena_next = ARENA_FIRST; /* the size of the next chunk */
+/* The read's memory budget bounds jansson's document too: past it, allocation fails
+ * and jansson stops. */
+static size_t arena_budget, arena_total;
+static int arena_over;
 
 static void *arena_malloc(size_t n)
 {
     n = (n + 15) & ~(size_t)15;
     if (!arena || arena->size - arena->used < n) {
         size_t size = n > arena_next ? n : arena_next;
+        if (arena_total + size > arena_budget) {
+            arena_over = 1;
+            return NULL;
+        }
+        arena_total += size;
         if (arena_next < ARENA_CHUNK) arena_next *= 2;
         struct arena_chunk *c = malloc(sizeof *c + size);
         if (!c) return NULL;
@@ -500,22 +533,37 @@ struct profile *read_raw_json(const char *buf, size_t len, char *why, size_t why
     json_free_t old_free;
     json_get_alloc_funcs(&old_malloc, &old_free);
     json_set_alloc_funcs(arena_malloc, arena_free);
+    size_t budget = read_memory_budget(len);
+    arena_budget = budget, arena_total = 0, arena_over = 0;
     struct fast f = {0};
     size_t rest_len = 0;
     char *rest = fast_begin(buf, len, &f, &rest_len);
     json_t *root = rest ? json_loadb(rest, rest_len, JSON_REJECT_DUPLICATES, &err) : NULL;
     int fast = root != NULL;
     free(rest);
-    if (!root) root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
+    if (!root && !arena_over) {
+        /* The whole document, for jansson to judge: a budget of its own. */
+        arena_drop();
+        arena_total = 0;
+        root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
+    }
     if (!root) {
         json_set_alloc_funcs(old_malloc, old_free);
         arena_drop();
-        snprintf(why, why_size, "not valid JSON: line %d column %d: %s", err.line, err.column,
-                 err.text);
+        if (arena_over)
+            read_over_budget(why, why_size, budget, len);
+        else
+            snprintf(why, why_size, "not valid JSON: line %d column %d: %s", err.line,
+                     err.column, err.text);
         return NULL;
     }
-    struct raw r = {
-        .p = profile_new(PROFILE_CPU), .why = why, .why_size = why_size, .other_stack = SIZE_MAX};
+    struct raw r = {.p = profile_new(PROFILE_CPU),
+                    .why = why,
+                    .why_size = why_size,
+                    .other_stack = SIZE_MAX,
+                    .content_len = len,
+                    .budget = budget,
+                    .used = arena_total};
     int rc = r.p ? 0 : fail(&r, "out of memory");
     if (!rc && !json_is_object(root)) rc = fail(&r, "not a kestrel raw profile (not an object)");
     if (!rc) rc = read_meta(&r, root);

@@ -1,6 +1,7 @@
 /* Picks a reader by content: gzip or protobuf is pprof, a JSON object is the raw
  * CPU profile. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +17,32 @@ static char *slurp(const char *path, size_t *len, char *why, size_t why_size)
         return NULL;
     }
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    int regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
+    if (!regular && S_ISDIR(st.st_mode)) {
         snprintf(why, why_size, "is a directory");
         fclose(f);
         return NULL;
     }
-    size_t cap = 1 << 16, n = 0;
+    if (regular && (uint64_t)st.st_size > READ_MAX_FILE) {
+        snprintf(why, why_size, "%.1f GiB; kestrel reads profiles of at most %llu GiB",
+                 (double)st.st_size / (1 << 30), READ_MAX_FILE >> 30);
+        fclose(f);
+        return NULL;
+    }
+    /* A regular file's size is known: one buffer of that size (and a byte to see that
+     * it did not grow), not a doubling one. A pipe grows up to the same limit. */
+    size_t cap = regular ? (size_t)st.st_size + 1 : 1 << 16, n = 0;
     char *buf = malloc(cap);
     while (buf) {
         n += fread(buf + n, 1, cap - n, f);
         if (n < cap) break;
+        if (cap > READ_MAX_FILE) {
+            snprintf(why, why_size, "more than %llu GiB; kestrel reads profiles of at most that",
+                     READ_MAX_FILE >> 30);
+            free(buf);
+            fclose(f);
+            return NULL;
+        }
         char *q = realloc(buf, cap * 2);
         if (!q) {
             free(buf);
@@ -44,6 +61,21 @@ static char *slurp(const char *path, size_t *len, char *why, size_t why_size)
     }
     *len = n;
     return buf;
+}
+
+size_t read_memory_budget(size_t n)
+{
+    uint64_t b = READ_MEMORY_BASE + (uint64_t)n * READ_MEMORY_PER_BYTE;
+    return (size_t)(b < READ_MEMORY_MAX ? b : READ_MEMORY_MAX);
+}
+
+int read_over_budget(char *why, size_t why_size, size_t budget, size_t n)
+{
+    snprintf(why, why_size,
+             "would take more than %zu MiB of memory to read (kestrel's limit for %zu bytes of "
+             "profile: %llu MiB + %d bytes a byte, at most %llu GiB)",
+             budget >> 20, n, READ_MEMORY_BASE >> 20, READ_MEMORY_PER_BYTE, READ_MEMORY_MAX >> 30);
+    return -1;
 }
 
 struct profile *read_profile(const char *path, char *why, size_t why_size)
