@@ -140,6 +140,73 @@ static void test_errors(void)
     CHECKF(strstr(m, "\"stacks\" is not an array"), "%s", m);
 }
 
+/* Every u64 is a frame, whichever way the document is read: 2^63, 2^64-1 and 0 (the
+ * values a frame pointer register holding data gives), next to a negative frame and a
+ * value past 2^64, which are not frames. */
+static void test_u64_frames(void)
+{
+    both(HEAD "\"stacks\":[[9223372036854775808,18446744073709551615,0],[18404347485415029767]],"
+              "\"samples\":[[5,0,0,0],[6,1,1,0,9223372036854775807]]}",
+         1);
+    static char why[256];
+    const char *doc = HEAD "\"stacks\":[[4096,9223372036854775808,18446744073709551615,0]],"
+                           "\"samples\":[[5,0,0,0]]}";
+    for (int slow = 0; slow < 2; slow++) {
+        char *d = slow ? slow_variant(doc) : strdup(doc);
+        struct profile *p = read_raw_json(d, strlen(d), why, sizeof why);
+        CHECKF(p, "%s: %s", slow ? "jansson" : "fast", why);
+        if (p) {
+            const struct profile_stack *st = &p->stacks[p->samples[0].stack];
+            CHECK(st->depth == 4);
+            CHECK(st->depth == 4 && p->frames[st->frames[1]].address == 1ull << 63 &&
+                  p->frames[st->frames[2]].address == UINT64_MAX &&
+                  p->frames[st->frames[3]].address == 0);
+            CHECK(st->depth == 4 && !strcmp(p->frames[st->frames[2]].name, "0xffffffffffffffff") &&
+                  p->frames[st->frames[2]].image == -1);
+        }
+        profile_free(p);
+        free(d);
+    }
+    /* A big value written where a big one was rewritten and a negative one: the
+     * negative one is still not an address. */
+    const char *m = both(HEAD "\"stacks\":[[9223372036854775808,-5]],\"samples\":[]}", 0);
+    CHECKF(strstr(m, "stack 0: frame 1 is not an address"), "%s", m);
+    m = both(HEAD "\"stacks\":[[18446744073709551616]],\"samples\":[]}", 0);
+    CHECKF(strstr(m, "not valid JSON"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1]],\"samples\":[[5,0,0,0,9223372036854775808]]}", 0);
+    CHECKF(strstr(m, "sample 0: column 4 is past 2^63"), "%s", m);
+    /* Elsewhere than in a row, a big integer stays jansson's error. */
+    m = both("{\"version\":1,\"pid\":9223372036854775808,\"threads\":[],\"stacks\":[[1]],"
+             "\"samples\":[]}",
+             0);
+    CHECKF(strstr(m, "not valid JSON") && strstr(m, "too big"), "%s", m);
+}
+
+/* stack_ends: a stack whose walk was cut sits under the [incomplete stack] frame, and
+ * each sample is counted by its stack's end. */
+static void test_stack_ends(void)
+{
+    const char *doc = HEAD "\"stacks\":[[4096,8192],[4096,8192],[4096]],\"stack_ends\":[1,8,99],"
+                           "\"samples\":[[5,0,0,0],[6,0,1,0],[7,0,1,0],[8,0,2,0]]}";
+    both(doc, 1);
+    static char why[256];
+    struct profile *p = read_raw_json(doc, strlen(doc), why, sizeof why);
+    CHECKF(p, "%s", why);
+    if (!p) return;
+    CHECK(p->meta.ends_known && p->meta.end_samples[1] == 1 && p->meta.end_samples[8] == 2 &&
+          p->meta.end_samples[99 % PROFILE_STACK_ENDS] == 0);
+    const struct profile_stack *whole = &p->stacks[p->samples[0].stack];
+    const struct profile_stack *cut = &p->stacks[p->samples[1].stack];
+    const struct profile_stack *unknown = &p->stacks[p->samples[3].stack];
+    CHECK(whole->depth == 2 && cut->depth == 3 && unknown->depth == 1);
+    CHECK(cut->depth == 3 && !strcmp(p->frames[cut->frames[2]].name, PROFILE_INCOMPLETE_FRAME));
+    profile_free(p);
+    const char *m = both(HEAD "\"stacks\":[[1]],\"stack_ends\":[1,2],\"samples\":[]}", 0);
+    CHECKF(strstr(m, "\"stack_ends\" has 2 entries for 1 stacks"), "%s", m);
+    m = both(HEAD "\"stacks\":[[1]],\"stack_ends\":[-1],\"samples\":[]}", 0);
+    CHECKF(strstr(m, "stack_ends: entry 0 is not a walk-end code"), "%s", m);
+}
+
 /* The scanner itself: where it finds the arrays, what rows it reads. */
 static int collect(void *ctx, size_t i, const int64_t *v, size_t n)
 {
@@ -187,5 +254,7 @@ int main(void)
     test_layouts();
     test_errors();
     test_scanner();
+    test_u64_frames();
+    test_stack_ends();
     return check_exit();
 }

@@ -97,6 +97,15 @@ def validate(d, c, where=""):
               and 0 <= s[0] <= wall + 10**9 and s[4] >= 0)
         bad += not ok
     c.check(bad == 0, w + "%d malformed sample rows" % bad)
+    ends = d.get("stack_ends")
+    c.check(isinstance(ends, list) and len(ends) == nst and
+            all(isinstance(e, int) and 0 <= e < 32 for e in ends),
+            w + "stack_ends: one walk-end code per stack")
+    stops = d.get("walk_stops", {})
+    whole = ("end", "top", "cfi_end", "not_walked")
+    c.check(sum(v for k, v in stops.items() if k not in whole) == d.get("walks_cut_short"),
+            w + "walks_cut_short %s is the cut codes of walk_stops %s" %
+            (d.get("walks_cut_short"), stops))
     for k in ("stacks", "stack_words", "samples", "threads", "images"):
         v = d.get("tables", {}).get(k)
         c.check(isinstance(v, list) and len(v) == 2 and 0 <= v[0] <= v[1],

@@ -25,6 +25,12 @@
 #define PROFILE_MAX_SAMPLE_TYPES 16
 #define PROFILE_MAX_DEPTH 4096 /* a deeper stack is bad input */
 
+/* The root-side frame under which a stack whose walk was cut short sits (its
+ * outermost frame: image -1, symbolized), so that every writer shows the cut. */
+#define PROFILE_INCOMPLETE_FRAME "[incomplete stack]"
+/* How many walk-end codes (the runtime's enum unwind_stop) meta counts. */
+#define PROFILE_STACK_ENDS 32
+
 enum profile_state { PROFILE_RUNNING = 0, PROFILE_WAITING = 1, PROFILE_NSTATES = 2 };
 
 enum profile_kind { PROFILE_CPU = 0, PROFILE_HEAP = 1 };
@@ -101,6 +107,10 @@ struct profile_meta {
     char *engine;          /* "perf" or "signal"; NULL when not recorded */
     uint64_t dropped;      /* samples the runtime could not keep */
     uint64_t truncated;    /* walks cut short by a failed check */
+    /* Samples by how their stack's walk ended (enum unwind_stop; stack_ends of the raw
+     * file), when the input said so (ends_known). */
+    uint8_t ends_known;
+    uint64_t end_samples[PROFILE_STACK_ENDS];
     struct profile_table *tables;
     size_t n_tables;
     char **comments; /* free text (pprof `comment`) */

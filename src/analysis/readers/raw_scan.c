@@ -104,8 +104,9 @@ int raw_scan_locate(const char *buf, size_t len, struct raw_span *stacks, struct
     return s.p == s.end && stacks->b && samples->b ? 0 : -1;
 }
 
-/* A JSON integer (no fraction, no exponent, no leading zero) within int64. */
-static int scan_int(struct scan *s, int64_t *out)
+/* A JSON integer (no fraction, no exponent, no leading zero) within int64, or (as_u64)
+ * a non-negative one within uint64, its bits in *out. */
+static int scan_int(struct scan *s, int64_t *out, int as_u64)
 {
     const char *p = s->p;
     int neg = p < s->end && *p == '-';
@@ -119,14 +120,14 @@ static int scan_int(struct scan *s, int64_t *out)
         u = u * 10 + d;
     }
     if (p < s->end && (*p == '.' || *p == 'e' || *p == 'E')) return -1; /* a real */
-    if (u > (uint64_t)INT64_MAX + neg) return -1;
+    if (as_u64 ? neg && u : u > (uint64_t)INT64_MAX + neg) return -1;
     *out = neg ? (int64_t)(0 - u) : (int64_t)u;
     s->p = p;
     return 0;
 }
 
-int raw_scan_rows(struct raw_span span, int64_t *v, size_t max, raw_row_fn fn, void *ctx,
-                  size_t *rows)
+static int scan_rows(struct raw_span span, int64_t *v, size_t max, raw_row_fn fn,
+                     raw_addr_row_fn afn, void *ctx, size_t *rows, int as_u64)
 {
     struct scan s = {span.b, span.e};
     *rows = 0;
@@ -143,7 +144,7 @@ int raw_scan_rows(struct raw_span span, int64_t *v, size_t max, raw_row_fn fn, v
             for (;;) {
                 int64_t x;
                 skip_ws(&s);
-                if (scan_int(&s, &x)) return -1;
+                if (scan_int(&s, &x, as_u64)) return -1;
                 if (n < max) v[n] = x;
                 n++;
                 int c = peek(&s);
@@ -153,13 +154,25 @@ int raw_scan_rows(struct raw_span span, int64_t *v, size_t max, raw_row_fn fn, v
             }
         }
         *rows = i + 1;
-        int rc = fn ? fn(ctx, i, v, n) : 0;
+        int rc = fn ? fn(ctx, i, v, n) : afn ? afn(ctx, i, (const uint64_t *)v, n) : 0;
         if (rc) return rc;
         int c = peek(&s);
         s.p++;
         if (c == ']') return peek(&s) < 0 ? 0 : -1;
         if (c != ',') return -1;
     }
+}
+
+int raw_scan_rows(struct raw_span span, int64_t *v, size_t max, raw_row_fn fn, void *ctx,
+                  size_t *rows)
+{
+    return scan_rows(span, v, max, fn, NULL, ctx, rows, 0);
+}
+
+int raw_scan_addr_rows(struct raw_span span, uint64_t *v, size_t max, raw_addr_row_fn fn,
+                       void *ctx, size_t *rows)
+{
+    return scan_rows(span, (int64_t *)v, max, NULL, fn, ctx, rows, 1);
 }
 
 char *raw_scan_rest(const char *buf, size_t len, struct raw_span a, struct raw_span b,

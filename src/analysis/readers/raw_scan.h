@@ -35,6 +35,13 @@ typedef int (*raw_row_fn)(void *ctx, size_t i, const int64_t *v, size_t n);
 int raw_scan_rows(struct raw_span span, int64_t *v, size_t max, raw_row_fn fn, void *ctx,
                   size_t *rows);
 
+/* raw_scan_rows for arrays of addresses: each integer within [0, 2^64-1] (the raw
+ * format's frames are any u64; what is an address is profile_check's and the
+ * symbolizer's to say), so a negative one is jansson's to judge. */
+typedef int (*raw_addr_row_fn)(void *ctx, size_t i, const uint64_t *v, size_t n);
+int raw_scan_addr_rows(struct raw_span span, uint64_t *v, size_t max, raw_addr_row_fn fn,
+                       void *ctx, size_t *rows);
+
 /* buf with the values at spans a and b (disjoint) each replaced by `[]`, malloc'd;
  * *out_len gets its length. NULL when memory runs out. */
 char *raw_scan_rest(const char *buf, size_t len, struct raw_span a, struct raw_span b,

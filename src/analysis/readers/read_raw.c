@@ -1,6 +1,7 @@
 /* Reader of the raw CPU profile, JSON v1 (FORMATS.md §1). The seed's fields alone
  * make a complete profile; kestrel's optional fields are read when present. */
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "analysis/model/intmap.h"
 #include "analysis/readers/raw_scan.h"
 #include "analysis/readers/readers.h"
+#include "runtime/unwind/unwind.h"
 
 struct raw {
     struct profile *p;
@@ -21,10 +23,17 @@ struct raw {
     size_t n_stacks_in;
     struct intmap frame_of; /* address + 1 -> its frame */
     uint32_t *frames;           /* one stack's frames (PROFILE_MAX_DEPTH) */
-    int64_t *row;               /* one stack's addresses (PROFILE_MAX_DEPTH) */
+    uint64_t *row;              /* one stack's addresses (PROFILE_MAX_DEPTH) */
     size_t content_len;         /* the document's bytes */
     size_t budget, used;        /* memory this read may take (readers.h), and has charged */
+    const uint64_t *bigs;       /* jansson path: integers past INT64_MAX, sorted (big_*) */
+    size_t n_bigs;
+    uint8_t *ends;              /* input stack -> how its walk ended; NULL when not given */
+    size_t n_ends;
+    int64_t incomplete;         /* the PROFILE_INCOMPLETE_FRAME frame, -1 until needed */
 };
+
+static int big_was(const struct raw *r, int64_t x);
 
 static int fail(struct raw *r, const char *fmt, ...)
 {
@@ -250,6 +259,27 @@ static int read_images(struct raw *r, const json_t *root)
     return 0;
 }
 
+/* "stack_ends": how each stack's walk ended, one code per stack (docs/raw-format.md);
+ * a code this reader does not know counts as not classified. */
+static int read_stack_ends(struct raw *r, const json_t *root)
+{
+    const json_t *ends = json_object_get(root, "stack_ends");
+    if (!ends || json_is_null(ends)) return 0;
+    if (!json_is_array(ends)) return fail(r, "\"stack_ends\" is not an array");
+    r->n_ends = json_array_size(ends);
+    if (!(r->ends = malloc(r->n_ends + 1))) return fail(r, "out of memory");
+    size_t i;
+    const json_t *v;
+    json_array_foreach(ends, i, v)
+    {
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 255)
+            return fail(r, "stack_ends: entry %zu is not a walk-end code", i);
+        r->ends[i] = (uint8_t)json_integer_value(v);
+    }
+    r->p->meta.ends_known = 1;
+    return 0;
+}
+
 static int read_threads(struct raw *r, const json_t *root)
 {
     const json_t *threads = need_array(r, root, "threads");
@@ -280,6 +310,11 @@ static int read_threads(struct raw *r, const json_t *root)
 static int64_t address_frame(struct raw *r, uint64_t address)
 {
     int added;
+    if (address == UINT64_MAX) { /* its key would be the map's empty one: the model's own
+                                  * interning finds it instead */
+        if (charge(r, sizeof(struct profile_frame) + 20 + 32)) return -2;
+        return profile_intern_address(r->p, address);
+    }
     uint32_t *slot = intmap_slot(&r->frame_of, address + 1, &added); /* key 0 is empty */
     if (!slot) return -1;
     if (added) {
@@ -292,9 +327,9 @@ static int64_t address_frame(struct raw *r, uint64_t address)
     return *slot;
 }
 
-/* Input stack i: its n addresses in v (v is not read when n is past the depth limit;
- * a negative one is not an address). */
-static int add_stack(struct raw *r, size_t i, const int64_t *v, size_t n)
+/* Input stack i: its n addresses in v (v is not read when n is past the depth limit).
+ * Any u64 is a frame: what is an address is the symbolizer's to find. */
+static int add_stack(struct raw *r, size_t i, const uint64_t *v, size_t n)
 {
     size_t depth = n;
     if (!n) {
@@ -312,11 +347,22 @@ static int add_stack(struct raw *r, size_t i, const int64_t *v, size_t n)
     if (depth > PROFILE_MAX_DEPTH)
         return fail(r, "stack %zu is %zu frames deep (at most %d)", i, depth, PROFILE_MAX_DEPTH);
     for (size_t k = 0; k < n; k++) {
-        if (v[k] < 0) return fail(r, "stack %zu: frame %zu is not an address", i, k);
-        int64_t f = address_frame(r, (uint64_t)v[k]);
+        int64_t f = address_frame(r, v[k]);
         if (f == -2) return -1;
         if (f < 0) return fail(r, "out of memory");
         r->frames[k] = (uint32_t)f;
+    }
+    /* A walk cut short: its stack sits under the frame that says so (at the depth
+     * limit it goes without; the sample is counted as cut all the same). */
+    if (n && r->ends && unwind_cut_short((enum unwind_stop)r->ends[i]) &&
+        depth < PROFILE_MAX_DEPTH) {
+        if (r->incomplete < 0) {
+            struct profile_frame mark = {
+                .name = (char *)PROFILE_INCOMPLETE_FRAME, .image = -1, .symbolized = 1};
+            if ((r->incomplete = profile_intern_frame(r->p, &mark)) < 0)
+                return fail(r, "out of memory");
+        }
+        r->frames[depth++] = (uint32_t)r->incomplete;
     }
     if (charge(r, sizeof(struct profile_stack) + depth * sizeof *r->frames + 32)) return -1;
     int64_t st = profile_intern_stack(r->p, r->frames, (uint32_t)depth);
@@ -329,6 +375,8 @@ static int add_stack(struct raw *r, size_t i, const int64_t *v, size_t n)
 static int stacks_begin(struct raw *r, size_t n)
 {
     r->n_stacks_in = n;
+    if (r->ends && r->n_ends != n)
+        return fail(r, "\"stack_ends\" has %zu entries for %zu stacks", r->n_ends, n);
     if (charge(r, (n + 1) * sizeof *r->stack_of)) return -1;
     r->frames = malloc(PROFILE_MAX_DEPTH * sizeof *r->frames);
     r->stack_of = malloc((n + 1) * sizeof *r->stack_of);
@@ -348,7 +396,10 @@ static int read_stacks(struct raw *r, const json_t *root)
         size_t n = json_array_size(s);
         for (size_t k = 0; n <= PROFILE_MAX_DEPTH && k < n; k++) {
             const json_t *a = json_array_get(s, k);
-            r->row[k] = json_is_integer(a) ? json_integer_value(a) : -1;
+            json_int_t x = json_is_integer(a) ? json_integer_value(a) : -1;
+            if (x < 0 && !(json_is_integer(a) && big_was(r, x)))
+                return fail(r, "stack %zu: frame %zu is not an address", i, k);
+            r->row[k] = (uint64_t)x;
         }
         if (add_stack(r, i, r->row, n)) return -1;
     }
@@ -382,6 +433,10 @@ static int add_sample(struct raw *r, size_t i, const int64_t *c, size_t n)
     int64_t values[2] = {1, cpu};
     if (charge(r, sizeof(struct profile_sample) + r->p->n_sample_types * sizeof *values))
         return -1;
+    if (r->ends) {
+        unsigned e = r->ends[c[2]];
+        if (e < PROFILE_STACK_ENDS) r->p->meta.end_samples[e]++;
+    }
     if (profile_add_sample(r->p, (uint32_t)c[1], r->stack_of[c[2]], (int)c[3], c[0], values))
         return fail(r, "out of memory");
     return 0;
@@ -406,10 +461,120 @@ static int read_samples(struct raw *r, const json_t *root)
             if (!json_is_integer(v))
                 return fail(r, "sample %zu: column %zu is not an integer", i, k);
             c[k] = json_integer_value(v);
+            if (c[k] < 0 && big_was(r, c[k]))
+                return fail(r, "sample %zu: column %zu is past 2^63", i, k);
         }
         if (add_sample(r, i, c, n)) return -1;
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------ big integers */
+
+/* jansson reads integers as int64 and refuses a larger one ("too big integer"), but a
+ * frame is any u64. When it refused one, the document is read again with every
+ * integer past INT64_MAX inside a row (an array in an array that is a value of the
+ * top-level object: the stacks and the samples) written as the negative integer of
+ * the same 64 bits; the rows' readers take such a value back when it is one of those
+ * written (r->bigs). A document that also holds, as a negative frame, the very value
+ * one of them became reads that frame as the big one. */
+struct bigs {
+    uint64_t *v;
+    size_t n, cap;
+};
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int big_was(const struct raw *r, int64_t x)
+{
+    uint64_t key = (uint64_t)x;
+    return r->n_bigs && bsearch(&key, r->bigs, r->n_bigs, sizeof key, u64_cmp);
+}
+
+/* The value of a run of decimal digits when it lies in (INT64_MAX, UINT64_MAX]. */
+static int big_value(const char *s, size_t n, uint64_t *out)
+{
+    if (n < 19 || n > 20 || s[0] == '0') return 0;
+    uint64_t u = 0;
+    for (size_t k = 0; k < n; k++) {
+        unsigned d = (unsigned)(s[k] - '0');
+        if (u > (UINT64_MAX - d) / 10) return 0;
+        u = u * 10 + d;
+    }
+    *out = u;
+    return u > (uint64_t)INT64_MAX;
+}
+
+/* buf rewritten as said above, malloc'd, its length in *out_len; NULL when memory runs
+ * out or nothing needed rewriting. */
+static char *bigs_rewrite(const char *buf, size_t len, struct bigs *b, size_t *out_len)
+{
+    size_t cap = len + len / 19 + 2, o = 0, depth = 0;
+    char *out = malloc(cap), ctx[3] = {0};
+    if (!out) return NULL;
+    int in_str = 0;
+    for (size_t i = 0; i < len;) {
+        char c = buf[i];
+        if (in_str) {
+            out[o++] = buf[i++];
+            if (c == '\\' && i < len)
+                out[o++] = buf[i++];
+            else if (c == '"')
+                in_str = 0;
+            continue;
+        }
+        if (c != '-' && (c < '0' || c > '9')) {
+            if (c == '"') in_str = 1;
+            if (c == '{' || c == '[') {
+                if (depth < 3) ctx[depth] = c;
+                depth++;
+            }
+            if ((c == '}' || c == ']') && depth) depth--;
+            out[o++] = buf[i++];
+            continue;
+        }
+        size_t e = i, digits = 1;
+        while (e < len && (buf[e] == '-' || buf[e] == '+' || buf[e] == '.' || buf[e] == 'e' ||
+                           buf[e] == 'E' || (buf[e] >= '0' && buf[e] <= '9'))) {
+            digits &= buf[e] >= '0' && buf[e] <= '9';
+            e++;
+        }
+        uint64_t u;
+        if (digits && depth == 3 && ctx[0] == '{' && ctx[1] == '[' && ctx[2] == '[' &&
+            big_value(buf + i, e - i, &u)) {
+            if (b->n == b->cap) {
+                size_t nc = b->cap ? 2 * b->cap : 64;
+                uint64_t *nv = realloc(b->v, nc * sizeof *nv);
+                if (!nv) {
+                    free(out);
+                    return NULL;
+                }
+                b->v = nv, b->cap = nc;
+            }
+            b->v[b->n++] = u;
+            o += (size_t)sprintf(out + o, "%" PRId64, (int64_t)u);
+        } else {
+            memcpy(out + o, buf + i, e - i);
+            o += e - i;
+        }
+        i = e;
+    }
+    if (!b->n) {
+        free(out);
+        return NULL;
+    }
+    qsort(b->v, b->n, sizeof *b->v, u64_cmp);
+    size_t u = 0;
+    for (size_t k = 0; k < b->n; k++)
+        if (!u || b->v[u - 1] != b->v[k]) b->v[u++] = b->v[k];
+    b->n = u;
+    out[o] = 0;
+    *out_len = o;
+    return out;
 }
 
 /* ------------------------------------------------------------------ fast path */
@@ -436,13 +601,13 @@ static char *fast_begin(const char *buf, size_t len, struct fast *f, size_t *res
     int64_t v[5];
     size_t n_samples;
     if (raw_scan_locate(buf, len, &f->stacks, &f->samples) ||
-        raw_scan_rows(f->stacks, NULL, 0, NULL, NULL, &f->n_stacks) ||
+        raw_scan_addr_rows(f->stacks, NULL, 0, NULL, NULL, &f->n_stacks) ||
         raw_scan_rows(f->samples, v, 5, note_cpu, &f->has_cpu, &n_samples))
         return NULL;
     return raw_scan_rest(buf, len, f->stacks, f->samples, rest_len);
 }
 
-static int stack_row(void *ctx, size_t i, const int64_t *v, size_t n)
+static int stack_row(void *ctx, size_t i, const uint64_t *v, size_t n)
 {
     return add_stack(ctx, i, v, n);
 }
@@ -457,7 +622,7 @@ static int read_fast(struct raw *r, const struct fast *f)
     int64_t c[5];
     size_t n;
     if (stacks_begin(r, f->n_stacks) ||
-        raw_scan_rows(f->stacks, r->row, PROFILE_MAX_DEPTH, stack_row, r, &n) ||
+        raw_scan_addr_rows(f->stacks, r->row, PROFILE_MAX_DEPTH, stack_row, r, &n) ||
         samples_begin(r, f->has_cpu) || raw_scan_rows(f->samples, c, 5, sample_row, r, &n))
         return -1;
     return 0;
@@ -547,7 +712,18 @@ struct profile *read_raw_json(const char *buf, size_t len, char *why, size_t why
         arena_total = 0;
         root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
     }
+    struct bigs bigs = {0};
+    if (!root && !arena_over && strstr(err.text, "too big integer")) {
+        /* Again, with the frames past INT64_MAX rewritten (big_*). */
+        size_t big_len;
+        char *big = bigs_rewrite(buf, len, &bigs, &big_len);
+        arena_drop();
+        arena_total = 0;
+        if (big) root = json_loadb(big, big_len, JSON_REJECT_DUPLICATES, &err);
+        free(big);
+    }
     if (!root) {
+        free(bigs.v);
         json_set_alloc_funcs(old_malloc, old_free);
         arena_drop();
         if (arena_over)
@@ -563,7 +739,10 @@ struct profile *read_raw_json(const char *buf, size_t len, char *why, size_t why
                     .other_stack = SIZE_MAX,
                     .content_len = len,
                     .budget = budget,
-                    .used = arena_total};
+                    .used = arena_total,
+                    .bigs = bigs.v,
+                    .n_bigs = bigs.n,
+                    .incomplete = -1};
     int rc = r.p ? 0 : fail(&r, "out of memory");
     if (!rc && !json_is_object(root)) rc = fail(&r, "not a kestrel raw profile (not an object)");
     if (!rc) rc = read_meta(&r, root);
@@ -573,6 +752,7 @@ struct profile *read_raw_json(const char *buf, size_t len, char *why, size_t why
     if (!rc) rc = read_tables(&r, root);
     if (!rc) rc = read_images(&r, root);
     if (!rc) rc = read_threads(&r, root);
+    if (!rc) rc = read_stack_ends(&r, root);
     if (!rc && fast) rc = read_fast(&r, &f);
     if (!rc && !fast) rc = read_stacks(&r, root);
     if (!rc && !fast) rc = read_samples(&r, root);
@@ -582,6 +762,8 @@ struct profile *read_raw_json(const char *buf, size_t len, char *why, size_t why
     free(r.stack_of);
     free(r.frames);
     free(r.row);
+    free(bigs.v);
+    free(r.ends);
     intmap_free(&r.frame_of);
     if (!rc) {
         r.p->default_type = 0;

@@ -125,6 +125,7 @@ struct pslot {
     uint64_t cs_time; /* time of the last context-switch sample */
     uint16_t cs_n;    /* its frames */
     uint16_t last_n;  /* frames of the last on-CPU sample */
+    uint8_t cs_stop, last_stop; /* how the kernel's walks of the two ended */
     uint64_t cs_frames[UNWIND_MAX_DEPTH];
     uint64_t last_frames[UNWIND_MAX_DEPTH];
 };
@@ -327,7 +328,7 @@ static void emit_waiting(struct reg_slot *s, struct pslot *p, uint64_t from, uin
         struct sink_sample ss = {.slot = s,
                                  .t_ns = t,
                                  .state = SINK_WAITING,
-                                 .stop = UNWIND_NOT_WALKED,
+                                 .stop = p->guessed ? p->last_stop : p->cs_stop,
                                  .nframes = n,
                                  .frames = frames};
         s->wait_stack = sink_add(&ss);
@@ -352,6 +353,26 @@ static void flush_pending(struct reg_slot *s, struct pslot *p)
     s->wait_stack = keep;
 }
 
+/* The kernel's user callchain of a sample, and how its walk ended. The kernel follows
+ * the frame-pointer chain until a frame record cannot be read (a zero or bad frame
+ * pointer: it does not say which) or its depth limit; it stores a zero return address
+ * as it is. Past that, the sink checks every frame (execmap.h): a return address into
+ * kestrel's root function is the root, one in no executable mapping a cut, and an end
+ * elsewhere in a thread whose root is known a cut too. */
+#define PERF_KERNEL_MAX_STACK 127 /* perf_event_max_stack's default */
+static uint16_t perf_chain(const struct perf_rec *r, uint64_t *out, uint8_t *stop)
+{
+    size_t n = perf_callchain_user(r->ips, r->n_ips, out, UNWIND_MAX_DEPTH);
+    *stop = n >= PERF_KERNEL_MAX_STACK ? UNWIND_CUT_DEPTH : UNWIND_END_ZERO;
+    for (size_t k = 1; k < n; k++)
+        if (out[k] == 0) {
+            n = k;
+            *stop = UNWIND_END_ZERO;
+            break;
+        }
+    return (uint16_t)n;
+}
+
 struct drain_ctx {
     struct reg_slot *s;
     struct pslot *p;
@@ -367,16 +388,14 @@ static void on_record(const struct perf_rec *r, void *arg)
     case PERF_REC_SAMPLE:
         if (p->has_cs && r->id == c->id_cs) {
             p->cs_time = r->time;
-            p->cs_n =
-                (uint16_t)perf_callchain_user(r->ips, r->n_ips, p->cs_frames, UNWIND_MAX_DEPTH);
+            p->cs_n = perf_chain(r, p->cs_frames, &p->cs_stop);
         } else {
-            p->last_n =
-                (uint16_t)perf_callchain_user(r->ips, r->n_ips, p->last_frames, UNWIND_MAX_DEPTH);
+            p->last_n = perf_chain(r, p->last_frames, &p->last_stop);
             struct sink_sample ss = {.slot = s,
                                      .t_ns = r->time,
                                      .cpu_ns = pe.period_ns,
                                      .state = SINK_ON_CPU,
-                                     .stop = UNWIND_NOT_WALKED,
+                                     .stop = p->last_stop,
                                      .nframes = p->last_n,
                                      .frames = p->last_frames};
             sink_add(&ss);

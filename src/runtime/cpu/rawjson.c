@@ -181,6 +181,13 @@ static void rj_stacks(struct rj *w)
         rj_s(w, "]");
     }
     rj_s(w, "],\n");
+    /* How each stack's walk ended (enum unwind_stop), one small integer per stack. */
+    rj_s(w, "\"stack_ends\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i) rj_s(w, i % 32 ? "," : ",\n");
+        rj_u(w, (uint64_t)sink_stack_stop(i));
+    }
+    rj_s(w, "],\n");
 }
 
 static void rj_samples(struct rj *w)
@@ -207,10 +214,7 @@ static void rj_pair(struct rj *w, const char *k, uint64_t used, uint64_t limit, 
 
 static void rj_counts(struct rj *w)
 {
-    static const char *stop_names[UNWIND_STOPS] = {"end",         "top",
-                                                   "misaligned",  "not_increasing",
-                                                   "below_stack", "frame_too_large",
-                                                   "depth_limit", "not_walked"};
+    static const char *stop_names[UNWIND_STOPS] = UNWIND_STOP_NAMES;
     const struct sink_counts *c = sink_counts();
     rj_s(w, "\"tables\":{");
     rj_pair(w, "stacks", c->stacks, SINK_STACKS_MAX, 0);

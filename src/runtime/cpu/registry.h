@@ -35,6 +35,8 @@ struct reg_slot {
     uint32_t thread_index;  /* row of the threads table (raw file's thread_index) */
     uint64_t stack_lo;      /* stack bounds [lo, hi) taken at registration */
     uint64_t stack_hi;
+    uint8_t rooted; /* its outermost frame is kestrel's root function (unwind.h): a
+                     * walk that ends anywhere else was cut short */
     clockid_t cpu_clock; /* this thread's CPU-time clock */
     /* Owned by the engine thread while the slot is not FREE: */
     uint64_t cpu_last_ns; /* CPU clock at this thread's previous sample */

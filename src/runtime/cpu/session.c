@@ -22,6 +22,7 @@
 #include "runtime/interpose.h"
 #include "runtime/cpu/threads.h"
 #include "runtime/rtclock.h"
+#include "runtime/unwind/unwind.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -59,6 +60,7 @@ static struct {
 } prof_env;
 
 static int prof_client_registered;
+static int (*prof_real_main)(int, char **, char **); /* the program's main, under prof_main */
 
 
 /* ============================== the session ============================== */
@@ -100,6 +102,9 @@ static void prof_register_caller(uint64_t lo, uint64_t hi)
     if (!hi && threads_bounds_from_maps(&lo, &hi) != 0) return;
     threads_register(is_main ? 0 : (int64_t)syscall(SYS_gettid), is_main ? "main" : "thread", lo,
                      hi);
+    /* main() runs on prof_main's frame, when the program started through it. */
+    struct reg_slot *s = registry_self();
+    if (s && is_main && prof_real_main) s->rooted = 1;
 }
 
 /* With prof_mu held. */
@@ -347,13 +352,13 @@ typedef int (*prof_main_fn)(int, char **, char **);
 int __libc_start_main(prof_main_fn main, int argc, char **argv, void (*init)(void),
                       void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
 
-static prof_main_fn prof_real_main;
 
-static int prof_main(int argc, char **argv, char **envp)
+UNWIND_ROOT_FN static int prof_main(int argc, char **argv, char **envp)
 {
     struct reg_slot *s = registry_self();
     uint64_t top = (uint64_t)(uintptr_t)__builtin_frame_address(0);
     if (s && top > s->stack_lo && top < s->stack_hi) s->stack_hi = top;
+    if (s) s->rooted = 1;
     int r = prof_real_main(argc, argv, envp);
     __asm__ volatile("" ::: "memory"); /* keeps this frame: no tail call */
     return r;

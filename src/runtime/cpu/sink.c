@@ -4,6 +4,7 @@
  * thread, then the writer after the engine stopped), so there is no lock. */
 #include "runtime/cpu/sink.h"
 #include "runtime/rtmem.h"
+#include "runtime/unwind/execmap.h"
 
 #include <errno.h>
 #include <string.h>
@@ -22,9 +23,11 @@
 
 struct sink_stack {
     uint64_t hash;
-    uint32_t off; /* first word in sink_words */
-    uint32_t len; /* words */
+    uint32_t off;  /* first word in sink_words */
+    uint16_t len;  /* words */
+    uint8_t stop;  /* enum unwind_stop: how its walk ended (part of its identity) */
 };
+_Static_assert(UNWIND_MAX_DEPTH < 1u << 16, "a stack's length fits");
 
 /* Rules: sink_hash[h] is 0 (empty) or 1 + an index into sink_stacks; the stack at
  * index sink_other (if >= 0) is "(other stacks)", empty, and never in the hash. Once
@@ -37,6 +40,7 @@ static struct sink_row *sink_rowv;     /* SINK_SAMPLES_MAX */
 static struct sink_counts sink_n;
 static int32_t sink_other = -1;
 static uint64_t sink_start_ns;
+static struct execmap sink_exec; /* what a return address may be (execmap.h) */
 
 #define SINK_BYTES_STACKS (sizeof(struct sink_stack) * SINK_STACKS_MAX)
 #define SINK_BYTES_HASH (sizeof(uint32_t) * SINK_HASH_SLOTS)
@@ -45,6 +49,7 @@ static uint64_t sink_start_ns;
 
 static void sink_unmap(void)
 {
+    execmap_free(&sink_exec);
     rtmem_free(sink_stacks, SINK_BYTES_STACKS);
     rtmem_free(sink_hash, SINK_BYTES_HASH);
     rtmem_free(sink_words, SINK_BYTES_WORDS);
@@ -83,9 +88,9 @@ void sink_forget_after_fork(void)
     memset(&sink_n, 0, sizeof(sink_n));
 }
 
-static uint64_t sink_hash_words(const uint64_t *w, size_t n)
+static uint64_t sink_hash_words(const uint64_t *w, size_t n, unsigned stop)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n ^ ((uint64_t)stop << 56);
     for (size_t i = 0; i < n; i++) {
         h ^= w[i];
         h *= 0xff51afd7ed558ccdull;
@@ -98,19 +103,19 @@ static int32_t sink_other_bucket(void)
 {
     if (sink_other < 0) {
         sink_other = (int32_t)sink_n.stacks++;
-        sink_stacks[sink_other] = (struct sink_stack){0, 0, 0};
+        sink_stacks[sink_other] = (struct sink_stack){0, 0, 0, UNWIND_NOT_WALKED};
     }
     return sink_other;
 }
 
 /* The index of this stack, interned on first sight; "(other stacks)" past a limit. */
-static int32_t sink_intern(const uint64_t *frames, size_t n)
+static int32_t sink_intern(const uint64_t *frames, size_t n, unsigned stop)
 {
-    uint64_t h = sink_hash_words(frames, n);
+    uint64_t h = sink_hash_words(frames, n, stop);
     size_t mask = SINK_HASH_SLOTS - 1, i = h & mask;
     for (; sink_hash[i]; i = (i + 1) & mask) {
         const struct sink_stack *st = &sink_stacks[sink_hash[i] - 1];
-        if (st->hash == h && st->len == n &&
+        if (st->hash == h && st->len == n && st->stop == stop &&
             memcmp(&sink_words[st->off], frames, n * sizeof(uint64_t)) == 0)
             return (int32_t)(sink_hash[i] - 1);
     }
@@ -119,7 +124,7 @@ static int32_t sink_intern(const uint64_t *frames, size_t n)
         return sink_other_bucket();
     }
     uint32_t idx = (uint32_t)sink_n.stacks++;
-    sink_stacks[idx] = (struct sink_stack){h, (uint32_t)sink_n.words, (uint32_t)n};
+    sink_stacks[idx] = (struct sink_stack){h, (uint32_t)sink_n.words, (uint16_t)n, (uint8_t)stop};
     memcpy(&sink_words[sink_n.words], frames, n * sizeof(uint64_t));
     sink_n.words += n;
     sink_hash[i] = idx + 1;
@@ -156,10 +161,12 @@ void sink_add_interned(struct reg_slot *slot, uint64_t t_ns, uint64_t cpu_ns, in
 int32_t sink_add(const struct sink_sample *s)
 {
     if (!sink_rowv) return -1;
-    if (s->stop < UNWIND_STOPS) sink_n.stops[s->stop]++;
-    if (unwind_cut_short((enum unwind_stop)s->stop)) sink_n.cut_short++;
+    enum unwind_stop stop = s->stop < UNWIND_STOPS ? (enum unwind_stop)s->stop : UNWIND_NOT_WALKED;
     size_t n = s->nframes > UNWIND_MAX_DEPTH ? UNWIND_MAX_DEPTH : s->nframes;
-    int32_t st = sink_intern(s->frames, n);
+    n = execmap_trim(&sink_exec, s->frames, n, s->slot->rooted, &stop);
+    sink_n.stops[stop]++;
+    if (unwind_cut_short(stop)) sink_n.cut_short++;
+    int32_t st = sink_intern(s->frames, n, stop);
     uint64_t before = sink_n.samples;
     sink_add_interned(s->slot, s->t_ns, s->cpu_ns, s->state, st);
     return sink_n.samples > before ? st : -1;
@@ -195,6 +202,11 @@ const uint64_t *sink_stack(size_t i, size_t *n)
     const struct sink_stack *st = &sink_stacks[i];
     *n = st->len;
     return &sink_words[st->off];
+}
+
+enum unwind_stop sink_stack_stop(size_t i)
+{
+    return (enum unwind_stop)sink_stacks[i].stop;
 }
 
 int32_t sink_other_stack(void)

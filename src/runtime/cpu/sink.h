@@ -25,7 +25,8 @@ struct sink_sample {
     uint64_t t_ns;          /* CLOCK_MONOTONIC time of the sample */
     uint64_t cpu_ns;        /* the thread's CPU ns since its previous sample */
     uint8_t state;          /* enum sink_state */
-    uint8_t stop;           /* enum unwind_stop: how the frames were obtained */
+    uint8_t stop;           /* enum unwind_stop: how the walker's walk ended (the sink
+                             * trims the frames to executable memory, execmap.h) */
     uint16_t nframes;       /* at most UNWIND_MAX_DEPTH */
     const uint64_t *frames; /* leaf-first; frames[0] is the precise PC */
 };
@@ -76,6 +77,8 @@ const struct sink_row *sink_rows(void);
 size_t sink_stack_count(void);
 /* The i-th interned stack: its frames and how many. "(other stacks)" is empty. */
 const uint64_t *sink_stack(size_t i, size_t *n);
+/* How the i-th interned stack's walk ended. */
+enum unwind_stop sink_stack_stop(size_t i);
 /* Index of the "(other stacks)" bucket, -1 while unused. */
 int32_t sink_other_stack(void);
 

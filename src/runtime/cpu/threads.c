@@ -9,6 +9,7 @@
 #include "runtime/cpu/profile_state.h"
 #include "runtime/cpu/registry.h"
 #include "runtime/rtmem.h"
+#include "runtime/unwind/unwind.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -153,7 +154,7 @@ static int thr_bounds_glibc(size_t stacksize, uint64_t *lo, uint64_t *hi)
 
 /* ======================= pthread_create ======================= */
 
-static void *thr_start(void *arg)
+UNWIND_ROOT_FN static void *thr_start(void *arg)
 {
     struct thr_tramp *t = arg;
     void *(*fn)(void *) = t->fn;
@@ -171,6 +172,8 @@ static void *thr_start(void *arg)
         uint64_t top = (uint64_t)(uintptr_t)__builtin_frame_address(0);
         if (top > lo && top < hi) hi = top;
         threads_register((int64_t)syscall(SYS_gettid), "thread", lo, hi);
+        struct reg_slot *s = registry_self();
+        if (s) s->rooted = 1;
     }
     void *r = fn(fn_arg);
     __asm__ volatile("" ::: "memory"); /* keeps this frame: no tail call */

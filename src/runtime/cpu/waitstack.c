@@ -85,9 +85,11 @@ size_t waitstack_walk_copy(uint64_t pc, uint64_t sp, uint64_t hi, const uint8_t 
             size_t got = unwind_fp(out[n - 1], a, sp, end, (intptr_t)copy - (intptr_t)sp,
                                    &out[n - 1], max - (n - 1), &st);
             n = n - 1 + got;
-            /* The copy ends below the real top: leaving it is the end of what we
-             * could see, not a failed check. */
-            *stop = st;
+            /* Leaving a copy that ends below the stack's top is the end of what
+             * could be seen: frames above it are missing. */
+            *stop = st == UNWIND_END_TOP && end < hi && !unwind_is_root_text(out[n - 1])
+                        ? UNWIND_CUT_COPY_END
+                        : st;
             return n;
         }
         int ok;

@@ -1,8 +1,21 @@
 /* unwind.c — the validated frame-pointer walk (unwind.h).
  *
  * Signal handlers: unwind_fp(), which reads only memory it checked against [lo, hi)
- * and calls nothing. Inside malloc: everything (nothing here allocates). */
+ * and calls nothing but unwind_is_root_text(), and that. Inside malloc: everything
+ * (nothing here allocates). */
 #include "runtime/unwind/unwind.h"
+
+/* The linker's bounds of the root functions' section; weak, so that a program
+ * without any (a test of the walker alone) links with an empty range. */
+extern const char __start_kestrel_root_text[] __attribute__((weak, visibility("hidden")));
+extern const char __stop_kestrel_root_text[] __attribute__((weak, visibility("hidden")));
+
+int unwind_is_root_text(uint64_t addr)
+{
+    uint64_t b = (uint64_t)(uintptr_t)__start_kestrel_root_text;
+    uint64_t e = (uint64_t)(uintptr_t)__stop_kestrel_root_text;
+    return addr - b < e - b;
+}
 
 size_t unwind_fp(uint64_t pc, uint64_t fp, uint64_t lo, uint64_t hi, intptr_t bias, uint64_t *out,
                  size_t max, enum unwind_stop *stop)
@@ -51,6 +64,10 @@ size_t unwind_fp(uint64_t pc, uint64_t fp, uint64_t lo, uint64_t hi, intptr_t bi
             break;
         }
         out[n++] = ret;
+        if (unwind_is_root_text(ret)) {
+            *stop = UNWIND_END_TOP;
+            break;
+        }
         prev = fp;
         fp = next;
         first = 0;

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""A program whose frame-pointer register holds data (prog_junkfp: rbp points at a
+fake frame record of a large value past 2^63 and a small one) is recorded by
+`kestrel record`: it prints a report and writes every export, the raw file holds no
+frame after the leaf outside an image's text, and the junk loop's stacks end there
+with the reason `no_exec` while the plain loop's reach the root."""
+import glob
+import os
+import subprocess
+
+from rtlib import BUILD, ENGINE, Checker, image_of, load, name_of, prog, symbols, tmpdir, validate
+
+c = Checker()
+d_ = tmpdir()
+exe = prog("prog_junkfp")
+stem = os.path.join(d_, "junk")
+env = dict(os.environ, KESTREL_PROFILE_ENGINE=ENGINE)
+p = subprocess.run([os.path.join(BUILD, "bin", "kestrel"), "record", "-o", stem, "--", exe, "400"],
+                   env=env, timeout=300, capture_output=True, text=True)
+c.check(p.returncode == 0, "kestrel record exit %d, stderr %s" % (p.returncode, p.stderr))
+c.check("not valid JSON" not in p.stderr, "the raw file read: %s" % p.stderr)
+c.check("junk_loop" in p.stdout and "SELF%" in p.stdout, "a report: %s" % p.stdout[:2000])
+for ext in (".speedscope.json", ".cpuprofile", ".folded", ".pb.gz", ".profile.json", ".html"):
+    c.check(os.path.exists(stem + ext), "export %s written" % ext)
+raws = glob.glob(stem + ".*.raw.json")
+c.check(len(raws) == 1, "one raw file: %s" % raws)
+d = load(raws[0]) if raws else {"images": [], "stacks": [], "samples": []}
+validate(d, c, "prog_junkfp")
+
+stacks, ends = d.get("stacks", []), d.get("stack_ends", [])
+outside = [(i, f) for i, s in enumerate(stacks) for f in s[1:] if not image_of(d, f)]
+c.check(not outside, "%d frames after the leaf outside every image's text, e.g. %s" %
+        (len(outside), outside[:5]))
+junk = {0xff69aabbccddee07, 0x1234}
+c.check(not any(f in junk for s in stacks for f in s), "no junk value written as a frame")
+
+syms = {exe: symbols(exe)}
+leaf = {}
+for s in d.get("samples", []):
+    if s[3] == 0 and stacks[s[2]]:
+        leaf.setdefault(name_of(d, syms, stacks[s[2]][0]), []).append(s[2])
+in_junk = leaf.get("junk_loop", [])
+c.check(len(in_junk) >= 50, "junk_loop sampled: %d" % len(in_junk))
+c.check(all(ends[i] == 8 and len(stacks[i]) == 1 for i in in_junk),
+        "junk_loop's stacks are its PC alone, cut by no_exec: %s" %
+        sorted({(ends[i], len(stacks[i])) for i in in_junk}))
+in_plain = leaf.get("plain_for", [])
+c.check(len(in_plain) >= 20, "plain_for sampled: %d" % len(in_plain))
+c.check(all(ends[i] == 1 for i in in_plain),
+        "plain_for's stacks reach the root: %s" % sorted({ends[i] for i in in_plain}))
+c.check(d.get("walk_stops", {}).get("no_exec", 0) >= len(set(in_junk)),
+        "walk_stops counts the no_exec cuts: %s" % d.get("walk_stops"))
+c.exit()
