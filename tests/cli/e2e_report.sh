@@ -31,6 +31,24 @@ json.dump({"version": 1, "pid": 42, "exe": "/nonexistent/known", "rate_hz": 990,
            "stacks": [[0x1000], [0x2000], [0x3000], [0x4000, 0x1001]],
            "samples": samples, "dropped": 7}, open(sys.argv[1], "w"))
 PY
+# How whole the stacks are: 1000 samples, 300 of them (30%) on a stack whose walk was
+# cut (stack_ends 8) ending in /nonexistent/app (250) or in no image (50); the same
+# with 5 cut (0.5%, below the threshold), and with none.
+python3 - "$t" <<'PY'
+import json, sys
+def doc(cut_app, cut_none):
+    samples = [[i * 1000, 0, 0, 0, 1000000] for i in range(1000 - cut_app - cut_none)]
+    samples += [[0, 0, 1, 0, 1000000]] * cut_app + [[0, 0, 2, 0, 1000000]] * cut_none
+    return {"version": 1, "pid": 3, "exe": "/nonexistent/app", "rate_hz": 997,
+            "start_unix_ns": 1, "end_unix_ns": 1000000001, "engine": "perf",
+            "images": [{"path": "/nonexistent/app", "base": 0x400000, "slide": 0,
+                        "text": 0x401000, "text_size": 0x1000, "arch": "x86_64"}],
+            "threads": [{"fiber": 0, "label": "main"}],
+            "stacks": [[0x401100, 0x401200], [0x401300], [0x9000]],
+            "stack_ends": [1, 8, 9], "samples": samples, "dropped": 0}
+for name, a, b in (("cut", 250, 50), ("fewcut", 5, 0), ("whole", 0, 0)):
+    json.dump(doc(a, b), open(sys.argv[1] + "/" + name + ".json", "w"))
+PY
 python3 - "$t/few.json" <<'PY'
 import json, sys
 json.dump({"version": 1, "pid": 1, "exe": "/x", "rate_hz": 997, "start_unix_ns": 0,
@@ -60,7 +78,18 @@ for k in build/bin/kestrel build/bin/kestrel-san; do
   check "$k not low confidence" bash -c '! grep -q "low confidence" <<<"$1"' _ "$out"
   check "$k engine" grep -q "Hz achieved (signal engine)" <<<"$out"
   check "$k engine fallback noted" grep -q "note: engine: perf_event_open: EACCES" <<<"$out"
-  check "$k cut short and dropped" grep -q "4 stacks cut short by the unwinder · 7 samples dropped" <<<"$out"
+  check "$k dropped" grep -q "  7 samples dropped" <<<"$out"
+  # A file that counts cut walks but not which stacks: said so, never "0 cut".
+  check "$k cut walks not recorded per stack" grep -q "4 stack walks were cut short; which stacks, this profile does not record" <<<"$out"
+  out=$("$k" report "$t/cut.json")
+  # 300 of 1000: 30.0% ± sqrt(.3*.7/1000) = 1.4.
+  check "$k incomplete stacks share" grep -q "30.0% ±1.4 of samples have incomplete stacks (under \[incomplete stack\]); walks end early in app (25.0%), (no image) (5.0%)" <<<"$out"
+  check "$k [incomplete stack] in the table" grep -qE " 0\.0% +0\.0 +30\.0% +0 +300 +\[incomplete stack\]" <<<"$out"
+  check "$k no frame-pointer claim without the file" bash -c '! grep -q "frame pointers" <<<"$1"' _ "$out"
+  out=$("$k" report "$t/fewcut.json")
+  check "$k silent below the threshold" bash -c '! grep -qE "incomplete stacks|record" <<<"$1"' _ "$out"
+  out=$("$k" report "$t/whole.json")
+  check "$k silent when every walk reached the root" bash -c '! grep -qE "incomplete|walks|record" <<<"$1"' _ "$out"
 
   # On a terminal: colour by self share.
   script -qec "$k report $t/known.json" /dev/null >"$t/tty" 2>&1

@@ -214,6 +214,44 @@ static int spread(struct build *b)
     return rc;
 }
 
+/* The cut stacks' share, and the images their walks ended in (summary_walks). */
+static int count_walks(struct build *b)
+{
+    const struct profile *p = b->p;
+    struct summary_walks *w = &b->s->walks;
+    w->known = p->meta.ends_known;
+    struct summary_share *by_image = calloc(p->n_images + 1, sizeof *by_image);
+    if (!by_image) return -1;
+    for (size_t i = 0; i < p->n_stacks; i++) {
+        const struct profile_stack *st = &p->stacks[i];
+        if (!b->stack_n[i] || !st->depth) continue;
+        const struct profile_frame *mark = &p->frames[st->frames[st->depth - 1]];
+        if (mark->image != -1 || strcmp(mark->name, PROFILE_INCOMPLETE_FRAME)) continue;
+        int32_t img = st->depth >= 2 ? p->frames[st->frames[st->depth - 2]].image : -1;
+        if (add_share(&w->cut, b->stack_value[i], b->stack_n[i]) ||
+            add_share(&by_image[img < 0 ? p->n_images : (size_t)img], b->stack_value[i],
+                      b->stack_n[i])) {
+            free(by_image);
+            return -2;
+        }
+    }
+    /* The few images with most (insertion into the short list, most first). */
+    for (size_t k = 0; k <= p->n_images; k++) {
+        if (!by_image[k].value) continue;
+        struct summary_walk_end e = {k == p->n_images ? -1 : (int32_t)k, by_image[k]};
+        size_t at = w->n_ends;
+        while (at > 0 && w->ends[at - 1].share.value < e.share.value)
+            at--;
+        if (at >= SUMMARY_WALK_ENDS) continue;
+        size_t last = w->n_ends < SUMMARY_WALK_ENDS ? w->n_ends : SUMMARY_WALK_ENDS - 1;
+        memmove(&w->ends[at + 1], &w->ends[at], (last - at) * sizeof *w->ends);
+        w->ends[at] = e;
+        if (w->n_ends < SUMMARY_WALK_ENDS) w->n_ends++;
+    }
+    free(by_image);
+    return 0;
+}
+
 static void finish_share_of(int64_t total, double n_events, struct summary_share *sh)
 {
     sh->share = total ? (double)sh->value / (double)total : 0;
@@ -356,6 +394,7 @@ struct summary *summary_build_state(const struct profile *p, size_t type, int st
     int rc = key_frames(&b);
     if (!rc) rc = sum_samples(&b, &all_total);
     if (!rc) rc = spread(&b);
+    if (!rc) rc = count_walks(&b);
     if (!rc) rc = locate_functions(s);
     if (!rc) {
         s->n_events = count_events(s, s->n_samples);
@@ -367,6 +406,9 @@ struct summary *summary_build_state(const struct profile *p, size_t type, int st
             finish_share(s, &s->lines[i].self);
             finish_share(s, &s->lines[i].total);
         }
+        finish_share(s, &s->walks.cut);
+        for (size_t i = 0; i < s->walks.n_ends; i++)
+            finish_share(s, &s->walks.ends[i].share);
         double all_events = count_events(s, s->n_samples_all);
         for (int k = 0; k < PROFILE_NSTATES; k++)
             finish_share_of(all_total, all_events, &s->state[k]);

@@ -53,6 +53,21 @@ struct summary_thread {
     struct summary_share share; /* this thread's part of the whole */
 };
 
+/* How whole the counted samples' stacks are. A stack whose walk was cut short sits
+ * under PROFILE_INCOMPLETE_FRAME (its outermost frame); the image its walk ended in is
+ * that of the frame right before it. Shares of the total, as every share here. */
+#define SUMMARY_WALK_ENDS 4
+struct summary_walk_end {
+    int32_t image;              /* index into profile.images; -1: no image (hex) */
+    struct summary_share share; /* samples whose walk ended there, cut */
+};
+struct summary_walks {
+    int known;                /* the profile says how its walks ended (meta.ends_known) */
+    struct summary_share cut; /* samples with an incomplete stack */
+    struct summary_walk_end ends[SUMMARY_WALK_ENDS]; /* most first */
+    size_t n_ends;
+};
+
 /* Which samples the tables count: every one, or one state's (`kestrel report
  * --state`). */
 #define SUMMARY_ALL_STATES (-1)
@@ -75,6 +90,7 @@ struct summary {
     struct summary_line *lines;  /* by self descending, then total */
     size_t n_lines;
     struct summary_thread *threads; /* one per profile thread, same order */
+    struct summary_walks walks;
 };
 
 /* Aggregates p for sample type `type`. NULL when memory runs out or a total would

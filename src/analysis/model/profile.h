@@ -85,6 +85,10 @@ struct profile_image {
     uint64_t text_offset; /* file offset of `text` (pprof: mapping offset) */
     uint8_t slide_known;  /* 0: slide must be derived from the file (pprof) */
     uint8_t is_main;      /* 1 for the profiled executable */
+    /* Whether its code keeps frame pointers, by its CFI (fpcheck.h): the symbolizer
+     * looks at the images where cut walks end. */
+    uint8_t fp_checked;   /* 1: fp_permille was read from the file */
+    int16_t fp_permille;  /* per mille of its functions that keep one; -1 not told */
 };
 
 /* How full a table of the runtime got and what went past its limit. */

@@ -4,6 +4,7 @@
 #include "analysis/symbols/symbolize.h"
 
 #include "analysis/symbols/linetab.h"
+#include "analysis/symbols/fpcheck.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -990,6 +991,25 @@ static int resolve_all(struct symbolizer *z)
     return rc;
 }
 
+/* Whether the images where cut walks end keep frame pointers (fpcheck.h): the image
+ * of the frame right before a stack's [incomplete stack] frame. */
+static void check_walk_ends(struct symbolizer *z)
+{
+    struct profile *p = z->p;
+    for (size_t i = 0; i < p->n_stacks; i++) {
+        const struct profile_stack *st = &p->stacks[i];
+        if (st->depth < 2) continue;
+        const struct profile_frame *mark = &p->frames[st->frames[st->depth - 1]];
+        if (mark->image != -1 || strcmp(mark->name, PROFILE_INCOMPLETE_FRAME)) continue;
+        int32_t img = p->frames[st->frames[st->depth - 2]].image;
+        if (img < 0 || p->images[img].fp_checked) continue;
+        p->images[img].fp_checked = 1;
+        p->images[img].fp_permille = -1;
+        if (z->images[img].state == IMG_READY)
+            p->images[img].fp_permille = (int16_t)fpcheck_module(z->images[img].mod);
+    }
+}
+
 /* Rebuilds every stack from the resolved frames; map[old stack] = new stack. */
 static int rebuild(struct symbolizer *z, uint32_t *map)
 {
@@ -1032,6 +1052,7 @@ int symbolize_profile(struct profile *p, const struct symbolize_options *o)
     z.window.first = SIZE_MAX; /* no address yet */
     int rc = z.with && z.unknown && z.images && z.span[0] && z.span[1] && map ? 0 : -1;
     if (!rc) rc = resolve_all(&z);
+    if (!rc) check_walk_ends(&z);
     if (!rc) rc = profile_reserve(z.with, 0, p->n_stacks);
     if (!rc) rc = rebuild(&z, map);
     if (!rc) profile_replace_stacks(p, z.with, map);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "analysis/model/escape.h"
+#include "analysis/symbols/fpcheck.h"
 
 #define RED_BOLD "\033[1;31m"
 #define YELLOW "\033[33m"
@@ -214,6 +215,80 @@ static void table(FILE *out, const struct profile *p, const struct summary *s, i
     if (!shown) fputs("  (no samples)\n", out);
 }
 
+/* The walk ends shown: those with at least REPORT_END_SHARE of the samples, and the
+ * first whatever its share. */
+#define REPORT_END_SHARE 0.005
+static int end_shown(const struct summary_walks *w, size_t i)
+{
+    return i == 0 || w->ends[i].share.share >= REPORT_END_SHARE;
+}
+
+/* The shown walk ends whose CFI says (keeps == 0) they keep no frame pointers, or
+ * (keeps == 1) that they do: their names into names ("a, b") and the shares of their
+ * functions that set one up into shares ("2%, 0%"); returns how many. */
+static size_t fp_images(char *names, char *shares, size_t n, const struct profile *p,
+                        const struct summary_walks *w, int keeps)
+{
+    size_t o = 0, so = 0, count = 0;
+    names[0] = shares[0] = 0;
+    for (size_t i = 0; i < w->n_ends && end_shown(w, i); i++) {
+        int32_t img = w->ends[i].image;
+        if (img < 0 || !p->images[img].fp_checked || p->images[img].fp_permille < 0) continue;
+        int16_t pm = p->images[img].fp_permille;
+        if ((pm >= FPCHECK_WITHOUT_PERMILLE) != keeps) continue;
+        char *name = escape_utf8_dup(base_name(p->images[img].path), "");
+        o += (size_t)snprintf(names + o, o < n ? n - o : 0, "%s%s", count ? ", " : "",
+                              name ? name : "?");
+        so += (size_t)snprintf(shares + so, so < n ? n - so : 0, "%s%d%%", count ? ", " : "",
+                               (pm + 5) / 10);
+        free(name);
+        count++;
+    }
+    return count;
+}
+
+/* How whole the stacks are (report.h). */
+static void walks_lines(FILE *out, const struct profile *p, const struct summary *s)
+{
+    const struct summary_walks *w = &s->walks;
+    if (!w->known) {
+        if (p->kind != PROFILE_CPU) return;
+        if (p->meta.truncated)
+            fprintf(out,
+                    "  %" PRIu64 " stack walk%s cut short; which stacks, this profile does not "
+                    "record\n",
+                    p->meta.truncated, p->meta.truncated == 1 ? " was" : "s were");
+        else
+            fputs("  how whole the stacks are, this profile does not record\n", out);
+        return;
+    }
+    if (w->cut.share < REPORT_CUT_SHARE) return;
+    fprintf(out, "  %.1f%% ±%.1f of samples have incomplete stacks (under %s)", 100 * w->cut.share,
+            100 * w->cut.se, PROFILE_INCOMPLETE_FRAME);
+    for (size_t i = 0; i < w->n_ends && end_shown(w, i); i++) {
+        int32_t img = w->ends[i].image;
+        char *name = escape_utf8_dup(img >= 0 ? base_name(p->images[img].path) : "(no image)", "");
+        fprintf(out, "%s%s (%.1f%%)", i ? ", " : "; walks end early in ", name ? name : "?",
+                100 * w->ends[i].share.share);
+        free(name);
+    }
+    fputc('\n', out);
+    char names[1024], shares[1024];
+    size_t n = fp_images(names, shares, sizeof names, p, w, 0);
+    if (n)
+        fprintf(out,
+                "  %s: built without frame pointers (%s of %s functions set one up, by %s CFI); "
+                "rebuild with -fno-omit-frame-pointer\n",
+                names, shares, n > 1 ? "their" : "its", n > 1 ? "their" : "its");
+    n = fp_images(names, shares, sizeof names, p, w, 1);
+    if (n)
+        fprintf(out,
+                "  %s: keep%s frame pointers (%s of %s functions set one up); %s walks end in "
+                "code that sets up no frame (a leaf function, or one called from code without "
+                "frame pointers)\n",
+                names, n > 1 ? "" : "s", shares, n > 1 ? "their" : "its", n > 1 ? "their" : "its");
+}
+
 static void footer(FILE *out, const struct profile *p, const struct summary *s)
 {
     int any_insignificant = 0;
@@ -228,10 +303,9 @@ static void footer(FILE *out, const struct profile *p, const struct summary *s)
                 "  low confidence: only %.0f sample%s (about %d needed); record longer "
                 "or at a higher rate\n",
                 s->n_events, s->n_events == 1 ? "" : "s", REPORT_LOW_CONFIDENCE);
+    walks_lines(out, p, s);
     if (p->kind == PROFILE_CPU)
-        fprintf(out,
-                "  %" PRIu64 " stack%s cut short by the unwinder · %" PRIu64 " sample%s dropped\n",
-                p->meta.truncated, p->meta.truncated == 1 ? "" : "s", p->meta.dropped,
+        fprintf(out, "  %" PRIu64 " sample%s dropped\n", p->meta.dropped,
                 p->meta.dropped == 1 ? "" : "s");
     /* What the run said about itself: an engine fallback and why, what went past a
      * table's limit. */

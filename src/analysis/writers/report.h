@@ -2,9 +2,12 @@
  * achieved rate, threads), the running/waiting split, and the top-10 table
  *   SELF% ±SE TOTAL% SELF TOTAL FUNCTION LOCATION
  * with eighth-block bars in the self gutter, red/bold at >= 5% and yellow at >= 0.5%
- * when colour is on; a low-confidence flag under about 100 samples; and how many
- * stacks the unwinder cut short and how many samples were dropped. Sampling gives no
- * call counts, so there is no calls column. */
+ * when colour is on; a low-confidence flag under about 100 samples; how many samples
+ * were dropped; and, from REPORT_CUT_SHARE of samples with an incomplete stack on,
+ * that share with its standard error, the images where their walks ended and, for
+ * those whose CFI says they keep no frame pointers, the fix (nothing is said below
+ * it, and a profile that does not record how its walks ended says so). Sampling gives
+ * no call counts, so there is no calls column. */
 #ifndef KESTREL_REPORT_H
 #define KESTREL_REPORT_H
 #include <stdio.h>
@@ -14,6 +17,7 @@
 
 #define REPORT_TOP 10
 #define REPORT_LOW_CONFIDENCE 100 /* fewer samples than this: say so */
+#define REPORT_CUT_SHARE 0.01     /* incomplete stacks below this share: say nothing */
 
 /* Colour only when out is a terminal and NO_COLOR is unset (https://no-color.org). */
 int report_wants_colour(FILE *out);

@@ -9,6 +9,9 @@
  *    "states": {"running": SHARE, "waiting": SHARE},
  *    "threads": [{"label", "fiber", "tid", "name", "share": SHARE,
  *                 "running": {"value", "samples"}, "waiting": {"value", "samples"}}],
+ *    "stacks": {"known", "incomplete": SHARE, "ends": [{"image", "path", "share": SHARE,
+ *               "frame_pointers": {"functions": FRACTION, "without": BOOL} | null}],
+ *               "by_end": {NAME: samples}},
  *    "functions": [{"name", "file", "line", "self": SHARE, "total": SHARE}],
  *    "lines": [{"function", "file", "line", "self": SHARE, "total": SHARE}]}
  *
@@ -16,15 +19,24 @@
  * sample type's unit, the samples it came from, its fraction of the total, that
  * fraction's standard error and whether it clears two standard errors. Functions and
  * lines are the hot ones, in the summary's order (self descending, then total); those
- * with no value at all are left out. Unknown strings are null, unknown numbers 0. */
+ * with no value at all are left out. Unknown strings are null, unknown numbers 0.
+ * "stacks" says how whole the stacks are (summary_walks): whether the profile records
+ * it at all ("known"), the share of samples with an incomplete stack, the images
+ * their walks ended in with what their CFI says of frame pointers (the share of
+ * functions that set one up, and whether that is a build without them; null when
+ * not read), and, for a raw profile, the samples by how their walk ended (the names
+ * of docs/raw-format.md). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/model/escape.h"
 #include "analysis/writers/export.h"
 #include "analysis/writers/writers.h"
+#include "analysis/symbols/fpcheck.h"
+#include "runtime/unwind/unwind.h"
 
 static void put_double(FILE *out, double v)
 {
@@ -109,6 +121,46 @@ static void put_hot(FILE *out, int *first, const char *name_key, const char *nam
     putc('}', out);
 }
 
+static void put_stacks(FILE *out, const struct profile *p, const struct summary *s)
+{
+    const struct summary_walks *w = &s->walks;
+    fprintf(out, "\"stacks\":{\"known\":%s,", w->known ? "true" : "false");
+    put_share(out, "incomplete", &w->cut);
+    fputs(",\"ends\":[", out);
+    for (size_t i = 0; i < w->n_ends; i++) {
+        const struct profile_image *im = w->ends[i].image >= 0 ? &p->images[w->ends[i].image] : NULL;
+        const char *slash = im ? strrchr(im->path, '/') : NULL;
+        fputs(i ? ",{" : "{", out);
+        put_str(out, "image", im ? (slash ? slash + 1 : im->path) : NULL);
+        putc(',', out);
+        put_str(out, "path", im ? im->path : NULL);
+        putc(',', out);
+        put_share(out, "share", &w->ends[i].share);
+        fputs(",\"frame_pointers\":", out);
+        if (im && im->fp_checked && im->fp_permille >= 0) {
+            fputs("{\"functions\":", out);
+            put_double(out, im->fp_permille / 1000.0);
+            fprintf(out, ",\"without\":%s}",
+                    im->fp_permille < FPCHECK_WITHOUT_PERMILLE ? "true" : "false");
+        } else {
+            fputs("null", out);
+        }
+        putc('}', out);
+    }
+    fputs("],\"by_end\":{", out);
+    static const char *const names[UNWIND_STOPS] = UNWIND_STOP_NAMES;
+    int first = 1;
+    for (size_t k = 0; p->meta.ends_known && k < PROFILE_STACK_ENDS; k++) {
+        if (!p->meta.end_samples[k]) continue;
+        if (k < UNWIND_STOPS)
+            fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",", names[k], p->meta.end_samples[k]);
+        else
+            fprintf(out, "%s\"%zu\":%" PRIu64, first ? "" : ",", k, p->meta.end_samples[k]);
+        first = 0;
+    }
+    fputs("}},\n", out);
+}
+
 static void put_functions(FILE *out, const struct summary *s)
 {
     int first = 1;
@@ -149,6 +201,7 @@ static int write_summary(const struct profile *p, const struct summary *s, FILE 
     put_share(out, "waiting", &s->state[PROFILE_WAITING]);
     fputs("},\n", out);
     put_threads(out, p, s);
+    put_stacks(out, p, s);
     put_functions(out, s);
     put_lines(out, s);
     fputs("}\n", out);
