@@ -305,9 +305,21 @@
         $('summary').textContent = parts.join(' · ');
     }
 
+    /* How whole the stacks are: the report's own lines (meta.stacks.text), when it
+     * has anything to say; the cut stacks sit under [incomplete stack] in the graph. */
+    function stacksBanner()
+    {
+        const sk = st.p.meta.stacks, b = $('stacks-banner');
+        const text = sk && typeof sk.text === 'string'
+            ? sk.text.split('\n').map((l) => l.trim()).filter((l) => l).join('\n') : '';
+        b.textContent = text;
+        b.hidden = !text;
+    }
+
     function fillControls()
     {
         const p = st.p;
+        stacksBanner();
         $('title').textContent = p.title;
         document.title = 'kestrel · ' + p.title;
         const type = $('type');

@@ -83,7 +83,7 @@ for k in build/bin/kestrel build/bin/kestrel-san; do
   check "$k cut walks not recorded per stack" grep -q "4 stack walks were cut short; which stacks, this profile does not record" <<<"$out"
   out=$("$k" report "$t/cut.json")
   # 300 of 1000: 30.0% ± sqrt(.3*.7/1000) = 1.4.
-  check "$k incomplete stacks share" grep -q "30.0% ±1.4 of samples have incomplete stacks (under \[incomplete stack\]); walks end early in app (25.0%), (no image) (5.0%)" <<<"$out"
+  check "$k incomplete stacks share" grep -q "incomplete stacks: 30.0% ±1.4 of samples (under \[incomplete stack\]); walks end early in app (25.0%), (no image) (5.0%)" <<<"$out"
   check "$k [incomplete stack] in the table" grep -qE " 0\.0% +0\.0 +30\.0% +0 +300 +\[incomplete stack\]" <<<"$out"
   check "$k no frame-pointer claim without the file" bash -c '! grep -q "frame pointers" <<<"$1"' _ "$out"
   out=$("$k" report "$t/fewcut.json")

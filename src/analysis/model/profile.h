@@ -28,6 +28,9 @@
 /* The root-side frame under which a stack whose walk was cut short sits (its
  * outermost frame: image -1, symbolized), so that every writer shows the cut. */
 #define PROFILE_INCOMPLETE_FRAME "[incomplete stack]"
+/* The start of the pprof comment that says a profile records how its walks ended
+ * (the runtime's heap profile writes it, and so does the CLI's pprof writer). */
+#define PROFILE_WALKS_COMMENT "stack walks:"
 /* How many walk-end codes (the runtime's enum unwind_stop) meta counts. */
 #define PROFILE_STACK_ENDS 32
 

@@ -598,11 +598,15 @@ static int read_samples(struct pprof *r)
     return rc;
 }
 
-/* "stacks=108/65536 strings=14/32768": how full each runtime table was. */
+/* "stacks=108/65536 strings=14/32768": how full each runtime table was; "stack
+ * walks: ...": the profile says how its stacks' walks ended (the cut ones end in
+ * PROFILE_INCOMPLETE_FRAME). */
 static int read_table_comments(struct pprof *r)
 {
     for (size_t i = 0; i < r->p->meta.n_comments; i++) {
         const char *c = r->p->meta.comments[i];
+        if (!strncmp(c, PROFILE_WALKS_COMMENT, strlen(PROFILE_WALKS_COMMENT)))
+            r->p->meta.ends_known = 1;
         if (!strncmp(c, "past the limits:", 16)) continue;
         char name[64];
         unsigned long long used, limit;

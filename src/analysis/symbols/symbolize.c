@@ -1005,12 +1005,31 @@ static void check_walk_ends(struct symbolizer *z)
         if (img < 0 || p->images[img].fp_checked) continue;
         p->images[img].fp_checked = 1;
         p->images[img].fp_permille = -1;
+        /* A profile symbolized before (a pprof export) has not opened it yet. */
+        if (z->images[img].state == IMG_UNOPENED) open_image(z, (size_t)img, 1);
         if (z->images[img].state == IMG_READY)
             p->images[img].fp_permille = (int16_t)fpcheck_module(z->images[img].mod);
     }
 }
 
-/* Rebuilds every stack from the resolved frames; map[old stack] = new stack. */
+/* glibc's outermost functions of a thread that kestrel did not start (its heap
+ * profiler alone wraps no thread): a heap walk cut right after one of them only
+ * missed clone3's frame above it, so its stack is whole. Not for CPU profiles: there
+ * every thread starts on kestrel's root function, which the runtime recognises, and
+ * a chain that reaches start_thread without it skipped frames (a function without a
+ * frame pointer left kestrel's frame pointer in place). The main thread's stacks
+ * always run through kestrel's frame under main(). */
+static int is_thread_root(const char *name)
+{
+    static const char *const roots[] = {"start_thread", "clone3", "__clone3", "clone",
+                                        "__clone"};
+    for (size_t i = 0; i < sizeof roots / sizeof *roots; i++)
+        if (!strcmp(name, roots[i])) return 1;
+    return 0;
+}
+
+/* Rebuilds every stack from the resolved frames; map[old stack] = new stack. A stack
+ * cut right after a thread's root function loses its [incomplete stack] frame. */
 static int rebuild(struct symbolizer *z, uint32_t *map)
 {
     struct profile *p = z->p;
@@ -1027,6 +1046,11 @@ static int rebuild(struct symbolizer *z, uint32_t *map)
             memcpy(frames + depth, z->out + sp.first, sp.n * sizeof *frames);
             depth += sp.n;
         }
+        const struct profile_frame *wf = z->with->frames;
+        if (p->kind == PROFILE_HEAP && depth >= 2 && wf[frames[depth - 1]].image == -1 &&
+            !strcmp(wf[frames[depth - 1]].name, PROFILE_INCOMPLETE_FRAME) &&
+            wf[frames[depth - 2]].symbolized && is_thread_root(wf[frames[depth - 2]].name))
+            depth--;
         int64_t idx = profile_intern_stack(z->with, frames, depth);
         if (idx < 0)
             rc = -1;

@@ -263,8 +263,8 @@ static void walks_lines(FILE *out, const struct profile *p, const struct summary
         return;
     }
     if (w->cut.share < REPORT_CUT_SHARE) return;
-    fprintf(out, "  %.1f%% ±%.1f of samples have incomplete stacks (under %s)", 100 * w->cut.share,
-            100 * w->cut.se, PROFILE_INCOMPLETE_FRAME);
+    fprintf(out, "  incomplete stacks: %.1f%% ±%.1f of %s (under %s)", 100 * w->cut.share,
+            100 * w->cut.se, p->sample_types[s->type].type, PROFILE_INCOMPLETE_FRAME);
     for (size_t i = 0; i < w->n_ends && end_shown(w, i); i++) {
         int32_t img = w->ends[i].image;
         char *name = escape_utf8_dup(img >= 0 ? base_name(p->images[img].path) : "(no image)", "");
@@ -289,6 +289,20 @@ static void walks_lines(FILE *out, const struct profile *p, const struct summary
                 names, n > 1 ? "" : "s", shares, n > 1 ? "their" : "its", n > 1 ? "their" : "its");
 }
 
+char *report_walks_text(const struct profile *p, const struct summary *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    walks_lines(f, p, s);
+    if (fclose(f)) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
 static void footer(FILE *out, const struct profile *p, const struct summary *s)
 {
     int any_insignificant = 0;
@@ -310,6 +324,10 @@ static void footer(FILE *out, const struct profile *p, const struct summary *s)
     /* What the run said about itself: an engine fallback and why, what went past a
      * table's limit. */
     for (size_t i = 0; i < p->meta.n_comments; i++) {
+        /* The runtime's own count of cut walks: the lines above say it for the samples
+         * shown. */
+        if (!strncmp(p->meta.comments[i], PROFILE_WALKS_COMMENT, strlen(PROFILE_WALKS_COMMENT)))
+            continue;
         char *safe = escape_utf8_dup(p->meta.comments[i], "");
         fprintf(out, "  note: %s\n", safe ? safe : "?");
         free(safe);

@@ -19,6 +19,11 @@
 #define REPORT_LOW_CONFIDENCE 100 /* fewer samples than this: say so */
 #define REPORT_CUT_SHARE 0.01     /* incomplete stacks below this share: say nothing */
 
+/* The report's lines on how whole the stacks are (as the footer prints them, two
+ * spaces before each, each ending in a newline; "" when it says nothing), for the
+ * viewer's banner. malloc'd; NULL when memory runs out. */
+char *report_walks_text(const struct profile *p, const struct summary *s);
+
 /* Colour only when out is a terminal and NO_COLOR is unset (https://no-color.org). */
 int report_wants_colour(FILE *out);
 

@@ -21,6 +21,7 @@
 
 #include "analysis/model/escape.h"
 #include "analysis/writers/export.h"
+#include "analysis/writers/report.h"
 #include "analysis/writers/writers.h"
 #include "analysis/aggregate/summary.h"
 
@@ -162,7 +163,7 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-static void put_meta(FILE *out, const struct profile *p)
+static void put_meta(FILE *out, const struct profile *p, const struct summary *s)
 {
     const struct profile_meta *m = &p->meta;
     fprintf(out, "\"meta\":{\"pid\":%" PRId64 ",\"rate_hz\":%.6g,\"requested_hz\":%.6g", m->pid,
@@ -174,7 +175,13 @@ static void put_meta(FILE *out, const struct profile *p)
     escape_json(out, m->exe);
     fputs(",\"engine\":", out);
     escape_json(out, m->engine);
-    fputs("},\n", out);
+    /* How whole the stacks are: the report's figure and its very lines. */
+    char *text = report_walks_text(p, s);
+    fprintf(out, ",\n\"stacks\":{\"known\":%s,\"incomplete\":%.6g,\"se\":%.6g,\"text\":",
+            s->walks.known ? "true" : "false", s->walks.cut.share, s->walks.cut.se);
+    escape_json(out, text ? text : "");
+    free(text);
+    fputs("}},\n", out);
 }
 
 static void put_threads(FILE *out, const struct profile *p)
@@ -271,7 +278,7 @@ static void put_data(FILE *out, const struct profile *p, const struct summary *s
             "{\"version\":1,\"kind\":\"%s\",\"title\":", p->kind == PROFILE_HEAP ? "heap" : "cpu");
     escape_json(out, base_name(p->meta.exe ? p->meta.exe : p->source));
     fputs(",\n", out);
-    put_meta(out, p);
+    put_meta(out, p, s);
     fputs("\"sample_types\":[", out);
     for (size_t t = 0; t < p->n_sample_types; t++) {
         fputs(t ? ",{\"name\":" : "{\"name\":", out);

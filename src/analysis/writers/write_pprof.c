@@ -333,8 +333,16 @@ static void put_header(struct pprof *w)
     if (p->n_sample_types)
         pb_put_uint(&w->b, PROFILE_DEFAULT_SAMPLE_TYPE,
                     sid(w, p->sample_types[p->default_type].type));
-    for (size_t i = 0; i < p->meta.n_comments; i++)
+    int walks_said = 0;
+    for (size_t i = 0; i < p->meta.n_comments; i++) {
         pb_put_uint(&w->b, PROFILE_COMMENT, sid(w, p->meta.comments[i]));
+        walks_said |= !strncmp(p->meta.comments[i], PROFILE_WALKS_COMMENT,
+                               strlen(PROFILE_WALKS_COMMENT));
+    }
+    if (p->meta.ends_known && !walks_said)
+        pb_put_uint(&w->b, PROFILE_COMMENT,
+                    sid(w, PROFILE_WALKS_COMMENT " recorded per stack; a stack cut short ends in "
+                           PROFILE_INCOMPLETE_FRAME));
 }
 
 /* ------------------------------------------------------------------ gzip */

@@ -21,6 +21,7 @@
 #include "runtime/heap/heap_guard.h"
 #include "runtime/lifecycle.h"
 #include "common/pbwire.h"
+#include "runtime/unwind/unwind.h"
 
 /* Declared hidden, as the library defines them, so the fast paths read the globals
  * straight from their addresses rather than through the GOT. */
@@ -160,8 +161,9 @@ void heap_region_fork(int phase);
 /* ===== stacks (heap_stack.c) ===== */
 
 /* Return addresses from the frame record at `fp` (the interposed function's own)
- * outwards; frame 0 is the allocation site. Returns the depth. */
-size_t heap_stack_walk(uintptr_t fp, uintptr_t *pcs, size_t max);
+ * outwards; frame 0 is the allocation site. Returns the depth; *stop says how the
+ * walk ended (enum unwind_stop). */
+size_t heap_stack_walk(uintptr_t fp, uintptr_t *pcs, size_t max, uint8_t *stop);
 
 /* ===== bounded tables (heap_table.c) ===== */
 
@@ -173,7 +175,7 @@ struct heap_bucket {
     uint32_t words;  /* index of its first frame in the table's words */
     uint32_t depth;  /* frames, leaf first; 0 for (other stacks) */
     uint32_t thread; /* string id of the thread's name; HEAP_NO_STRING for none */
-    uint32_t pad;
+    uint32_t stop;   /* how its stack's walk ended (enum unwind_stop): part of its identity */
     int64_t alloc_objects, alloc_bytes, inuse_objects, inuse_bytes;
 };
 
@@ -217,9 +219,10 @@ void heap_limits_from_env(struct heap_limits *l);
 int heap_table_init(struct heap_table *tb, const struct heap_limits *max);
 void heap_table_free(struct heap_table *tb);
 uint32_t heap_table_string(struct heap_table *tb, const char *s, size_t len);
-/* The bucket of (stack, thread); 0, (other stacks), when a limit is reached. */
+/* The bucket of (stack, how its walk ended, thread); 0, (other stacks), when a limit
+ * is reached. */
 uint32_t heap_table_bucket(struct heap_table *tb, const uintptr_t *pcs, uint32_t depth,
-                           uint32_t thread);
+                           uint32_t stop, uint32_t thread);
 static inline const char *heap_table_str(const struct heap_table *tb, uint32_t id, size_t *len)
 {
     *len = tb->strings[id].len;
@@ -233,6 +236,7 @@ struct heap_pprof_info {
     uint64_t start_ns, end_ns;         /* CLOCK_REALTIME */
     uint64_t samples;                  /* samples taken */
     uint64_t lost_objects, lost_bytes; /* samples the region had no room for */
+    uint64_t stops[UNWIND_STOPS];      /* samples by how their stack's walk ended */
 };
 
 /* The gzip-compressed pprof of a table (its buckets already a snapshot) into out.

@@ -5,12 +5,16 @@
  *
  * A sample is one bucket, and buckets are distinct by (stack, thread name), so two
  * samples never say the same thing. Addresses are call sites: the return address
- * minus one, which is inside the call instruction for any symbolizer.
+ * minus one, which is inside the call instruction for any symbolizer. A stack whose
+ * walk was cut short ends, on its root side, in a location whose function is
+ * "[incomplete stack]" (as the CLI's raw reader marks CPU stacks), and a comment
+ * counts the sampled allocations by how their walk ended.
  *
  * Works in mmap'd scratch (pbwire's buffers and its own maps), never malloc: it runs
  * while malloc is interposed. Not for a signal handler. */
 #include "runtime/heap/heap.h"
 #include "runtime/images.h"
+#include "runtime/unwind/unwind.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -50,6 +54,7 @@ struct pp_scratch {
     uint32_t loc_mask;
     uint32_t nloc;
     uint32_t *image_mapping; /* image -> mapping id, 0 = not used */
+    uint64_t incomplete;     /* the "[incomplete stack]" location, 0 until written */
     char *text;              /* room for comments and hex build ids */
     size_t text_used, text_cap;
     void *map;
@@ -271,6 +276,26 @@ static void pp_other_stacks(struct pp_scratch *s, struct pb_buf *b, const struct
     pp_sample(s, b, &id, 1, bk, 0, -1);
 }
 
+/* The root-side location of a cut stack: function 2, "[incomplete stack]". */
+static uint64_t pp_incomplete(struct pp_scratch *s, struct pb_buf *b)
+{
+    if (s->incomplete) return s->incomplete;
+    int64_t name = pp_cstr(s, "[incomplete stack]");
+    size_t m = pb_begin(b, P_FUNCTION);
+    pb_put_uint(b, 1, 2);
+    pb_put_int(b, 2, name);
+    pb_put_int(b, 3, name);
+    pb_end(b, m);
+    s->incomplete = ++s->nloc;
+    m = pb_begin(b, P_LOCATION);
+    pb_put_uint(b, 1, s->incomplete);
+    size_t line = pb_begin(b, 4);
+    pb_put_uint(b, 1, 2);
+    pb_end(b, line);
+    pb_end(b, m);
+    return s->incomplete;
+}
+
 static void pp_comments(struct pp_scratch *s, struct pb_buf *b, const struct heap_table *tb,
                         const struct heap_pprof_info *info)
 {
@@ -289,6 +314,24 @@ static void pp_comments(struct pp_scratch *s, struct pb_buf *b, const struct hea
                    (unsigned long long)info->lost_objects, (unsigned long long)info->lost_bytes);
     for (int i = 0; i < 3; i++)
         pb_put_int(b, P_COMMENT, c[i]);
+    /* "stack walks: N of M sampled allocations cut short (name=count ...)": the CLI
+     * reads the prefix as "this profile says how its walks ended". */
+    static const char *const names[UNWIND_STOPS] = UNWIND_STOP_NAMES;
+    char by[512];
+    size_t bo = 0;
+    uint64_t cut = 0, all = 0;
+    for (int k = 0; k < UNWIND_STOPS; k++) {
+        all += info->stops[k];
+        if (unwind_cut_short((enum unwind_stop)k)) cut += info->stops[k];
+        if (info->stops[k] && bo < sizeof by)
+            bo += (size_t)snprintf(by + bo, sizeof by - bo, " %s=%llu", names[k],
+                                   (unsigned long long)info->stops[k]);
+    }
+    by[bo < sizeof by ? bo : sizeof by - 1] = 0;
+    pb_put_int(b, P_COMMENT,
+               pp_strf(s, "stack walks: %llu of %llu sampled allocations cut short (by how they "
+                          "ended:%s)",
+                       (unsigned long long)cut, (unsigned long long)all, bo ? by : " none"));
 }
 
 /* ===== the profile ===== */
@@ -316,13 +359,14 @@ int heap_pprof_write(const struct heap_table *tb, const struct heap_pprof_info *
     pb_put_int(&b, P_DURATION_NANOS, (int64_t)(info->end_ns - info->start_ns));
 
     int64_t thread_key = pp_cstr(&s, "thread");
-    uint64_t locs[HEAP_STACK_MAX];
+    uint64_t locs[HEAP_STACK_MAX + 1];
     for (uint32_t i = 1; i < tb->nbuckets; i++) {
         const struct heap_bucket *bk = &tb->buckets[i];
         if (!bk->alloc_objects) continue;
         uint32_t depth = bk->depth < HEAP_STACK_MAX ? bk->depth : HEAP_STACK_MAX;
         for (uint32_t k = 0; k < depth; k++)
             locs[k] = pp_location(&s, &b, tb->words[bk->words + k] - 1);
+        if (unwind_cut_short((enum unwind_stop)bk->stop)) locs[depth++] = pp_incomplete(&s, &b);
         int64_t thread = -1;
         if (bk->thread != HEAP_NO_STRING) {
             size_t len;

@@ -12,6 +12,7 @@
 #include "runtime/heap/heap.h"
 #include "runtime/lifecycle.h"
 #include "runtime/rtclock.h"
+#include "runtime/unwind/execmap.h"
 #include "kestrel.h"
 
 #include <errno.h>
@@ -36,6 +37,7 @@ static heap_mutex_t heap_lock = HEAP_MUTEX_INIT;
 
 static struct heap_table heap_table; /* the running session's; under heap_lock */
 static struct heap_pprof_info heap_info;
+static struct execmap heap_exec; /* executable memory, for the stacks (under heap_lock) */
 
 static char heap_path[4096]; /* KESTREL_HEAP, when set */
 static int heap_path_set;
@@ -74,7 +76,8 @@ void *heap_sample(struct heap_tls *t, size_t size, size_t align, int zero, uintp
     int saved = errno;
     heap_ignore_enter();
     uintptr_t pcs[HEAP_STACK_MAX];
-    size_t depth = heap_stack_walk(fp, pcs, HEAP_STACK_MAX);
+    uint8_t walk_stop;
+    size_t depth = heap_stack_walk(fp, pcs, HEAP_STACK_MAX, &walk_stop);
     /* The name is a system call away: read at a thread's first sample and every
      * 32nd, so a thread that renames itself is labelled anew within 32 samples. */
     if (!(t->samples++ & 31)) {
@@ -102,7 +105,13 @@ void *heap_sample(struct heap_tls *t, size_t size, size_t align, int zero, uintp
         t->name_id = heap_table_string(&heap_table, t->name, strnlen(t->name, sizeof t->name));
         t->name_gen = heap_gen;
     }
-    uint32_t bucket = heap_table_bucket(&heap_table, pcs, (uint32_t)depth, t->name_id);
+    /* Frames past one in no executable mapping are data (execmap.h); the map is the
+     * session's, read under its lock. The heap knows no thread's root frame, only
+     * kestrel's root functions. */
+    enum unwind_stop stop = (enum unwind_stop)walk_stop;
+    depth = execmap_trim(&heap_exec, (const uint64_t *)pcs, depth, 0, &stop);
+    heap_info.stops[stop < UNWIND_STOPS ? stop : UNWIND_NOT_WALKED]++;
+    uint32_t bucket = heap_table_bucket(&heap_table, pcs, (uint32_t)depth, stop, t->name_id);
     struct heap_bucket *b = &heap_table.buckets[bucket];
     b->alloc_objects += objects;
     b->alloc_bytes += weight;

@@ -20,7 +20,7 @@ static uint64_t heap_stack_top(void)
     return rc ? 1 : (uint64_t)(uintptr_t)addr + size;
 }
 
-size_t heap_stack_walk(uintptr_t fp, uintptr_t *pcs, size_t max)
+size_t heap_stack_walk(uintptr_t fp, uintptr_t *pcs, size_t max, uint8_t *stop_out)
 {
     struct heap_tls *t = &heap_tls;
     if (!t->stack_hi) t->stack_hi = heap_stack_top();
@@ -28,7 +28,8 @@ size_t heap_stack_walk(uintptr_t fp, uintptr_t *pcs, size_t max)
     uint64_t lo = (uint64_t)fp + 16;
     /* Without a known top only that record is trusted. */
     uint64_t hi = t->stack_hi > 1 ? t->stack_hi : lo;
-    enum unwind_stop stop;
-    if (!own[1]) return 0;
-    return unwind_fp(own[1], own[0], lo, hi, 0, (uint64_t *)pcs, max, &stop);
+    enum unwind_stop stop = UNWIND_CUT_RANGE;
+    size_t n = own[1] ? unwind_fp(own[1], own[0], lo, hi, 0, (uint64_t *)pcs, max, &stop) : 0;
+    *stop_out = (uint8_t)stop;
+    return n;
 }

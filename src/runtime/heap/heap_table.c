@@ -124,9 +124,9 @@ uint32_t heap_table_string(struct heap_table *tb, const char *s, size_t len)
 }
 
 uint32_t heap_table_bucket(struct heap_table *tb, const uintptr_t *pcs, uint32_t depth,
-                           uint32_t thread)
+                           uint32_t stop, uint32_t thread)
 {
-    uint64_t h = heap_mix(depth, thread);
+    uint64_t h = heap_mix(depth | (uint64_t)stop << 32, thread);
     for (uint32_t i = 0; i < depth; i++)
         h = heap_mix(h, pcs[i]);
     uint32_t i = (uint32_t)h & tb->bucket_mask;
@@ -134,7 +134,7 @@ uint32_t heap_table_bucket(struct heap_table *tb, const uintptr_t *pcs, uint32_t
         uint32_t e = tb->bucket_index[i];
         if (!e) break;
         const struct heap_bucket *b = &tb->buckets[e - 1];
-        if (b->hash == h && b->depth == depth && b->thread == thread &&
+        if (b->hash == h && b->depth == depth && b->thread == thread && b->stop == stop &&
             !memcmp(tb->words + b->words, pcs, depth * sizeof *pcs))
             return e - 1;
     }
@@ -146,6 +146,7 @@ uint32_t heap_table_bucket(struct heap_table *tb, const uintptr_t *pcs, uint32_t
     b->words = tb->nwords;
     b->depth = depth;
     b->thread = thread;
+    b->stop = stop;
     tb->nwords += depth;
     tb->nbuckets++;
     tb->bucket_index[i] = id + 1; /* i is the empty slot the probe ended at */
