@@ -18,3 +18,9 @@ $(BUILD)/tests/runtime/test_%: tests/runtime/test_%.c $(LIBKESTREL_A)
 $(BUILD)/tests/runtime/prog_%: tests/runtime/prog_%.c
 	@mkdir -p $(@D)
 	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -o $@ $< -ldl
+
+# The same work built without frame pointers (the stack-completeness tests).
+$(BUILD)/tests/runtime/prog_libcwork_nofp: tests/runtime/prog_libcwork.c
+	@mkdir -p $(@D)
+	$(CC) $(COMMON) $(OPT) -fomit-frame-pointer -D_GNU_SOURCE -pthread -o $@ $< -ldl
+TEST_DEPS += $(BUILD)/tests/runtime/prog_libcwork_nofp

@@ -110,6 +110,14 @@ int main(void)
         free(cols);
         json_t *th = json_array_get(json_object_get(d, "threads"), 0);
         CHECK(json_integer_value(json_object_get(th, "tid")) == 7);
+        /* How whole the stacks are: this model records nothing of it, and the banner's
+         * text says so, as the report does. */
+        json_t *sk = json_object_get(json_object_get(d, "meta"), "stacks");
+        CHECK(json_is_false(json_object_get(sk, "known")));
+        CHECKF(json_is_string(json_object_get(sk, "text")) &&
+                   strstr(json_string_value(json_object_get(sk, "text")),
+                          "how whole the stacks are, this profile does not record"),
+               "%s", json_string_value(json_object_get(sk, "text")));
         /* The readable file is embedded as it is; the missing one says why. */
         json_t *sources = json_object_get(d, "sources");
         CHECK(json_array_size(sources) == 2);
