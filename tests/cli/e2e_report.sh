@@ -32,7 +32,7 @@ json.dump({"version": 1, "pid": 42, "exe": "/nonexistent/known", "rate_hz": 990,
            "samples": samples, "dropped": 7}, open(sys.argv[1], "w"))
 PY
 # How whole the stacks are: 1000 samples, 300 of them (30%) on a stack whose walk was
-# cut (stack_ends 8) ending in /nonexistent/app (250) or in no image (50); the same
+# cut (stack_ends 11 and 12) ending in /nonexistent/app (250) or in no image (50); the same
 # with 5 cut (0.5%, below the threshold), and with none.
 python3 - "$t" <<'PY'
 import json, sys
@@ -45,7 +45,7 @@ def doc(cut_app, cut_none):
                         "text": 0x401000, "text_size": 0x1000, "arch": "x86_64"}],
             "threads": [{"fiber": 0, "label": "main"}],
             "stacks": [[0x401100, 0x401200], [0x401300], [0x9000]],
-            "stack_ends": [1, 8, 9], "samples": samples, "dropped": 0}
+            "stack_ends": [1, 11, 12], "samples": samples, "dropped": 0}
 for name, a, b in (("cut", 250, 50), ("fewcut", 5, 0), ("whole", 0, 0)):
     json.dump(doc(a, b), open(sys.argv[1] + "/" + name + ".json", "w"))
 PY

@@ -186,14 +186,14 @@ static void test_u64_frames(void)
  * each sample is counted by its stack's end. */
 static void test_stack_ends(void)
 {
-    const char *doc = HEAD "\"stacks\":[[4096,8192],[4096,8192],[4096]],\"stack_ends\":[1,8,99],"
+    const char *doc = HEAD "\"stacks\":[[4096,8192],[4096,8192],[4096]],\"stack_ends\":[1,11,99],"
                            "\"samples\":[[5,0,0,0],[6,0,1,0],[7,0,1,0],[8,0,2,0]]}";
     both(doc, 1);
     static char why[256];
     struct profile *p = read_raw_json(doc, strlen(doc), why, sizeof why);
     CHECKF(p, "%s", why);
     if (!p) return;
-    CHECK(p->meta.ends_known && p->meta.end_samples[1] == 1 && p->meta.end_samples[8] == 2 &&
+    CHECK(p->meta.ends_known && p->meta.end_samples[1] == 1 && p->meta.end_samples[11] == 2 &&
           p->meta.end_samples[99 % PROFILE_STACK_ENDS] == 0);
     const struct profile_stack *whole = &p->stacks[p->samples[0].stack];
     const struct profile_stack *cut = &p->stacks[p->samples[1].stack];

@@ -41,7 +41,7 @@ for s in d.get("samples", []):
         leaf.setdefault(name_of(d, syms, stacks[s[2]][0]), []).append(s[2])
 in_junk = leaf.get("junk_loop", [])
 c.check(len(in_junk) >= 50, "junk_loop sampled: %d" % len(in_junk))
-c.check(all(ends[i] == 8 and len(stacks[i]) == 1 for i in in_junk),
+c.check(all(ends[i] == 11 and len(stacks[i]) == 1 for i in in_junk),
         "junk_loop's stacks are its PC alone, cut by no_exec: %s" %
         sorted({(ends[i], len(stacks[i])) for i in in_junk}))
 in_plain = leaf.get("plain_for", [])

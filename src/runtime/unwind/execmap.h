@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define EXECMAP_RANGES 4096 /* executable mappings kept; past it, images' text only */
-#define EXECMAP_REREAD_NS (20ull * 1000 * 1000) /* a miss re-reads maps at most this often */
+#define EXECMAP_REREAD_NS (100ull * 1000 * 1000) /* a miss re-reads maps at most this often */
 
 struct execmap {
     uint64_t (*r)[2]; /* sorted, disjoint [start, end) ranges; EXECMAP_RANGES, mmap'd */

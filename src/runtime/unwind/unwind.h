@@ -35,16 +35,16 @@ enum unwind_stop {
                            * perf engine), the chain went on */
     /* Not classified: frames from a producer that did not say how its walk ended. */
     UNWIND_NOT_WALKED = 7,
-    /* Cut by a check of the frames themselves. */
-    UNWIND_CUT_NO_EXEC = 8, /* the next return address lies in no executable mapping
-                             * of the process: the chain ran through data */
-    UNWIND_CUT_EARLY = 9,   /* the chain ended (a zero or unreadable frame pointer, a
-                             * zero return address) before the thread's root frame */
     /* CFI unwinding. */
-    UNWIND_END_CFI = 10,      /* whole: CFI marks the return address undefined (the
-                               * outermost frame, e.g. _start, clone3) */
-    UNWIND_CUT_NO_CFI = 11,   /* no CFI covers the pc */
-    UNWIND_CUT_CFI_RULE = 12, /* a CFI rule the unwinder does not evaluate */
+    UNWIND_END_CFI = 8,    /* whole: CFI marks the return address undefined (the outermost
+                            * frame, e.g. _start, clone3) */
+    UNWIND_CUT_NO_CFI = 9, /* no CFI covers the pc (code outside every image, e.g. JIT) */
+    UNWIND_CUT_RULE = 10,  /* a CFI rule the unwinder does not evaluate */
+    /* Cut by a check of the frames themselves. */
+    UNWIND_CUT_NO_EXEC = 11, /* the next return address lies in no executable mapping
+                              * of the process: the chain ran through data */
+    UNWIND_CUT_EARLY = 12,   /* the chain ended (a zero or unreadable frame pointer, a
+                              * zero return address) before the thread's root frame */
     UNWIND_CUT_COPY_END = 13, /* the walk left the copied part of the stack */
     UNWIND_CUT_READ = 14,     /* memory the walk needed could not be read */
     UNWIND_STOPS
@@ -54,8 +54,8 @@ enum unwind_stop {
 #define UNWIND_STOP_NAMES                                                                          \
     {"end",         "top",             "misaligned",  "not_increasing",                           \
      "below_stack", "frame_too_large", "depth_limit", "not_walked",                               \
-     "no_exec",     "ended_early",     "cfi_end",     "no_cfi",                                   \
-     "cfi_rule",    "copy_end",        "unreadable"}
+     "cfi_end",     "no_cfi",          "cfi_rule",    "no_exec",                                  \
+     "ended_early", "copy_end",        "unreadable"}
 
 static inline int unwind_is_root(enum unwind_stop s)
 {
