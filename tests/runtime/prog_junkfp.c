@@ -3,14 +3,19 @@
  * stack whose "return addresses" are a large value (0xff69..., past 2^63) and a small
  * one, neither in any executable mapping, and spins there. Both walkers (the signal
  * handler's, the kernel's callchain for the perf engine) follow rbp into it. The main
- * thread and one more thread do this for argv[1] ms each, then a plain loop runs.
+ * thread and one more thread do this for argv[1] ms each, then a plain loop runs. A
+ * third thread blocks in read(2) with rbp the same, from its own system call
+ * instruction in junk_wait, until main writes to the pipe: the waiting stacks (the
+ * perf engine's switch callchains, the signal engine's copy of the stack) see it.
  *
  * usage: prog_junkfp [ms] */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 static uint64_t now_ns(void)
 {
@@ -59,6 +64,38 @@ __attribute__((noinline, noclone)) static long plain_for(long ms)
     return s;
 }
 
+static int wait_pipe[2];
+
+/* read(wait_pipe[0], &c, 1) with rbp = rec, the system call made right here. */
+__attribute__((noinline, noclone)) static long junk_wait(uint64_t *rec)
+{
+    char c;
+    long r;
+#if defined(__x86_64__)
+    __asm__ volatile("push %%rbp\n\t"
+                     "mov %[rec], %%rbp\n\t"
+                     "syscall\n\t"
+                     "pop %%rbp"
+                     : "=a"(r)
+                     : "a"((long)SYS_read), "D"((long)wait_pipe[0]), "S"(&c), "d"(1L),
+                       [rec] "r"(rec)
+                     : "rcx", "r11", "memory");
+#else
+    (void)rec;
+    r = read(wait_pipe[0], &c, 1);
+#endif
+    return r;
+}
+
+static void *waiter(void *arg)
+{
+    (void)arg;
+    uint64_t rec[4] __attribute__((aligned(16))) = {0, 0xff69aabbccddee07ull, 0, 0x1234};
+    rec[0] = (uint64_t)(uintptr_t)&rec[2];
+    junk_wait(rec);
+    return NULL;
+}
+
 static void *worker(void *arg)
 {
     junk_for((long)(intptr_t)arg);
@@ -68,10 +105,14 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     long ms = argc > 1 ? atol(argv[1]) : 300;
-    pthread_t t;
+    pthread_t t, w;
+    if (pipe(wait_pipe)) return 1;
+    pthread_create(&w, NULL, waiter, NULL);
     pthread_create(&t, NULL, worker, (void *)(intptr_t)ms);
     junk_for(ms);
     pthread_join(t, NULL);
+    if (write(wait_pipe[1], "x", 1) != 1) return 1;
+    pthread_join(w, NULL);
     printf("%ld\n", plain_for(ms / 2) > 0 ? 1L : 0L);
     return 0;
 }

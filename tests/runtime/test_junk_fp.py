@@ -3,7 +3,8 @@
 fake frame record of a large value past 2^63 and a small one) is recorded by
 `kestrel record`: it prints a report and writes every export, the raw file holds no
 frame after the leaf outside an image's text, and the junk loop's stacks end there
-with the reason `no_exec` while the plain loop's reach the root."""
+with the reason `no_exec` while the plain loop's reach the root; a thread blocked in
+read(2) with the same rbp has waiting stacks cut there too."""
 import glob
 import os
 import subprocess
@@ -44,6 +45,25 @@ c.check(len(in_junk) >= 50, "junk_loop sampled: %d" % len(in_junk))
 c.check(all(ends[i] == 11 and len(stacks[i]) == 1 for i in in_junk),
         "junk_loop's stacks are its PC alone, cut by no_exec: %s" %
         sorted({(ends[i], len(stacks[i])) for i in in_junk}))
+# The thread blocked in read(2) from junk_wait: waiting samples, cut there.
+waits = {}
+for s in d.get("samples", []):
+    if s[3] == 1 and stacks[s[2]]:
+        waits.setdefault(name_of(d, syms, stacks[s[2]][0]), []).append(s[2])
+in_wait = waits.get("junk_wait", [])
+c.check(len(in_wait) >= 50, "junk_wait's waiting samples: %d (%s)" %
+        (len(in_wait), {k: len(v) for k, v in waits.items()}))
+# The kernel's callchain (perf engine) follows rbp, so the stack is cut; the signal
+# engine reads the waiting stack's return addresses from its memory, rbp aside, and
+# may find the whole stack: then it holds junk_wait's caller.
+whole = [i for i in set(in_wait) if ends[i] in (0, 1, 8)]
+c.check(all(ends[i] != 7 for i in in_wait), "junk_wait's stacks are classified")
+c.check(all("waiter" in [name_of(d, syms, f) for f in stacks[i]] for i in whole),
+        "junk_wait's whole stacks hold its caller: %s" %
+        [[name_of(d, syms, f) for f in stacks[i]] for i in whole])
+if ENGINE == "perf":
+    c.check(not whole, "perf engine: junk_wait's stacks are cut: %s" %
+            sorted({(ends[i], len(stacks[i])) for i in in_wait}))
 in_plain = leaf.get("plain_for", [])
 c.check(len(in_plain) >= 20, "plain_for sampled: %d" % len(in_plain))
 c.check(all(ends[i] == 1 for i in in_plain),
