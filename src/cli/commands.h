@@ -14,4 +14,5 @@ int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 #endif

@@ -10,6 +10,7 @@ static const struct command commands[] = {
     {"report", "print the report of a raw CPU profile or a pprof file", cmd_report},
     {"export", "write a profile as speedscope, cpuprofile, folded, pprof, ...", cmd_export},
     {"view", "write the flame-graph viewer (one HTML file) of a profile", cmd_view},
+    {"diff", "what changed between two profiles, and whether it is real", cmd_diff},
     {"calibrate", "how far this host lets a profile be trusted", cmd_calibrate},
     {NULL, NULL, NULL},
 };

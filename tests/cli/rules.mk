@@ -54,3 +54,9 @@ $(BUILD)/tests/cli/test_linetab: $(LINETAB_BINS) $(LINETAB_DIR)/go $(BUILD)/test
 $(BUILD)/tests/cli/test_symbolize_lines: $(LINETAB_BINS) $(LINETAB_DIR)/go \
     $(BUILD)/tests/cli/fixture_symbols \
     $(BUILD)/tests/cli/clang/fixture_symbols $(KESTREL)
+
+# The comparison's workload (tests/cli/e2e_diff.sh), frame pointers on.
+$(BUILD)/tests/cli/prog_diffwork: tests/cli/prog_diffwork.c tests/runtime/burn.h
+	@mkdir -p $(@D)
+	$(CC) $(COMMON) $(OPT) -o $@ $<
+TEST_DEPS += $(BUILD)/tests/cli/prog_diffwork
