@@ -67,6 +67,32 @@
         return t;
     }
 
+    /* A function's comparison in a diff page, or null. */
+    function diffOf(fn)
+    {
+        return st.p.diff ? st.p.diff.byKey.get((fn.file || '') + '\u0000' + fn.name) || null : null;
+    }
+
+    /* The tooltip's rows of a diff page: both shares with their errors, Δ, z, verdict. */
+    function diffFacts(fn)
+    {
+        const d = diffOf(fn);
+        if (!d) return [['change', 'not compared', '']];
+        const abs = st.p.diff.absolute;
+        const amount = (v, se) => (abs ? KFormat.count(Math.round(v)) + ' ±' + KFormat.count(Math.round(se))
+                                       : KFormat.shareWithErr(v, se));
+        const rows = [];
+        for (const [k, s] of [['self', d.self], ['total', d.total]]) {
+            rows.push([k + ' base', amount(s.base, s.baseSe), '']);
+            rows.push([k + ' new', amount(s.now, s.nowSe), '']);
+            const dv = s.now - s.base, sign = dv > 0 ? '+' : '';
+            const delta = sign + (abs ? KFormat.count(Math.round(dv)) : (dv * 100).toFixed(1) + ' pts');
+            rows.push([k + ' Δ', delta, 'z ' + s.z.toFixed(1) + ' · ' + (s.real ? 'real' : 'noise')]);
+        }
+        if (d.presence !== 'both') rows.push(['', d.presence === 'new' ? 'new in NEW' : 'gone from BASE', '']);
+        return rows;
+    }
+
     /* --- tooltip ---------------------------------------------------------------------- */
     function onHover(v, ev)
     {
@@ -80,6 +106,7 @@
         tip.append(el('div', 'name', label(v)));
         if (f >= 0) tip.append(el('div', 'loc', loc(st.fns.list[f])));
         tip.append(factsTable(boxFacts(v)));
+        if (st.p.diff && f >= 0) tip.append(factsTable(diffFacts(st.fns.list[f])));
         tip.hidden = false;
         const box = $('graph').getBoundingClientRect();
         let x = ev.clientX - box.left + 14, y = ev.clientY - box.top + 14;
@@ -381,7 +408,8 @@
         /* Boxes merge by function (file, name); its colour and rank are its frames'. */
         const rank = KColors.rankFrames(st.p.frames), colors = KColors.frameColors(st.p.frames);
         st.fnRank = Int32Array.from(st.fns.list, (fn) => rank[fn.frames[0]]);
-        st.fnColors = st.fns.list.map((fn) => colors[fn.frames[0]]);
+        st.fnColors = st.p.diff ? st.fns.list.map((fn) => KColors.diffColor(diffOf(fn)))
+                                : st.fns.list.map((fn) => colors[fn.frames[0]]);
         st.fstacks = st.p.stacks.map((s) => s.map((f) => st.fns.ofFrame[f]));
         fillControls();
         recompute();

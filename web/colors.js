@@ -61,6 +61,17 @@ const KColors = (() => {
         return Array.from(frameColorIndex(frames), (i) => RAMP[i]);
     }
 
-    return {RAMP, compareFrames, rankFrames, frameColorIndex, frameColors};
+    /* A diff page's colour of a function from its comparison (or null: not compared):
+     * red when its total share grew and the change is real, blue when it shrank and is
+     * real, grey when it is within noise. Noise is the comparison's own verdict (the
+     * same test as `kestrel diff`'s table), never a threshold on the colour. */
+    const GREW = '#d62728', SHRANK = '#1f77b4', NOISE = '#b0b0b0';
+    function diffColor(d)
+    {
+        if (!d || !d.total.real) return NOISE;
+        return d.total.now > d.total.base ? GREW : SHRANK;
+    }
+
+    return {RAMP, compareFrames, rankFrames, frameColorIndex, frameColors, diffColor, GREW, SHRANK, NOISE};
 })();
 if (typeof module === 'object') module.exports = KColors;

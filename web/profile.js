@@ -58,8 +58,24 @@ const KProfile = (() => {
             title: String(d.title || 'profile'),
             meta: d.meta || {},
             types, defaultType: def >= 0 && def < types.length ? def : 0,
-            threads, frames, stacks, samples, sources,
+            threads, frames, stacks, samples, sources, diff: decodeDiff(d.diff),
         };
+    }
+
+    /* kestrel diff's verdicts per function (docs/viewer-data.md `diff`), keyed by file and
+     * name as the page's functions are; null for a plain profile. */
+    function decodeDiff(d)
+    {
+        if (!d) return null;
+        const side = (x) => ({
+            base: +x.base || 0, baseSe: +x.base_se || 0, now: +x.new || 0, nowSe: +x.new_se || 0,
+            z: +x.z || 0, real: x.real === true,
+        });
+        const byKey = new Map();
+        for (const f of d.functions || [])
+            byKey.set((f.file == null ? '' : String(f.file)) + '\u0000' + String(f.name),
+                      {presence: String(f.presence || 'both'), self: side(f.self || {}), total: side(f.total || {})});
+        return {base: String(d.base || ''), absolute: d.absolute === true, byKey};
     }
 
     /* sel: {type, state: 'both'|'cpu'|'wait', thread: -1 (all) or an index}. */

@@ -13,6 +13,7 @@
 #include "analysis/writers/report.h"
 #include "analysis/writers/report_diff.h"
 #include "analysis/writers/write_diff_folded.h"
+#include "analysis/writers/write_html.h"
 #include "analysis/writers/writers.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -37,7 +38,9 @@ static const char usage[] =
     "  --alpha A           the family-wise error rate (default 0.05)\n"
     "  --format F          instead of the tables: folded (`stack BASE NEW` lines, as\n"
     "                      difffolded.pl writes) or pprof (NEW with BASE subtracted, as\n"
-    "                      pprof -diff_base shows it; read by go tool pprof)\n"
+    "                      pprof -diff_base shows it; read by go tool pprof) or html\n"
+    "                      (NEW's flame graph, frames red where their total share grew\n"
+    "                      and blue where it shrank, when real; grey within noise)\n"
     "  -o, --output OUT    where --format writes (default stdout)\n"
     "  -h, --help          this text\n";
 
@@ -81,23 +84,30 @@ static int load(const char *path, const char *type_name, int state, int absolute
     return 0;
 }
 
-static int write_format(const char *format, const char *out_path, struct diff_input in[2])
+struct diff_out {
+    struct diff_input *in;
+    struct diff *d;
+};
+
+static int out_folded(void *ctx, FILE *out)
 {
-    if (!strcmp(format, "folded")) {
-        FILE *out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
-        if (!out) {
-            fprintf(stderr, "kestrel: %s: %s\n", out_path, strerror(errno));
-            return 1;
-        }
-        int rc = write_diff_folded(in[0].s, in[1].s, out);
-        if (out != stdout && fclose(out) && !rc) rc = -errno;
-        if (rc) {
-            fprintf(stderr, "kestrel: %s: %s\n", out_path, strerror(-rc));
-            if (out != stdout) remove(out_path);
-            return 1;
-        }
-        return 0;
-    }
+    struct diff_out *c = ctx;
+    return write_diff_folded(c->in[0].s, c->in[1].s, out);
+}
+
+static int out_html(void *ctx, FILE *out)
+{
+    return write_html_diff(((struct diff_out *)ctx)->d, out);
+}
+
+/* --format: folded and html through atomic output, pprof as the pprof writer writes
+ * any profile. Each failure is reported where it happens. */
+static int write_format(const char *format, const char *out_path, struct diff_input in[2],
+                        struct diff *d)
+{
+    struct diff_out c = {in, d};
+    if (!strcmp(format, "folded")) return atomic_write(out_path, out_folded, &c) ? 1 : 0;
+    if (!strcmp(format, "html")) return atomic_write(out_path, out_html, &c) ? 1 : 0;
     const char *why;
     struct profile *m = diff_profile(in[0].s, in[1].s, &why);
     if (!m) {
@@ -154,8 +164,8 @@ int cmd_diff(int argc, char **argv)
                 return cli_usage_error("diff", "--alpha takes a number between 0 and 1");
             break;
         case 'f':
-            if (strcmp(optarg, "folded") && strcmp(optarg, "pprof"))
-                return cli_usage_error("diff", "--format takes folded or pprof");
+            if (strcmp(optarg, "folded") && strcmp(optarg, "pprof") && strcmp(optarg, "html"))
+                return cli_usage_error("diff", "--format takes folded, pprof or html");
             format = optarg;
             break;
         case 'o': out = optarg; break;
@@ -191,18 +201,18 @@ int cmd_diff(int argc, char **argv)
                     : "");
         goto out;
     }
-    if (format) {
-        rc = write_format(format, out, in);
-        goto out;
-    }
     struct diff *d = diff_build(in[0].s, in[1].s, absolute, alpha);
     if (!d) {
         fprintf(stderr, "kestrel: diff: out of memory\n");
         goto out;
     }
-    struct report_diff_options o = {(size_t)top, by_delta, report_wants_colour(stdout)};
-    rc = report_diff_write(d, &o, stdout) ? 1 : 0;
-    if (rc) fprintf(stderr, "kestrel: stdout: write error\n");
+    if (format) {
+        rc = write_format(format, out, in, d);
+    } else {
+        struct report_diff_options o = {(size_t)top, by_delta, report_wants_colour(stdout)};
+        rc = report_diff_write(d, &o, stdout) ? 1 : 0;
+        if (rc) fprintf(stderr, "kestrel: stdout: write error\n");
+    }
     diff_free(d);
 out:
     for (int i = 0; i < 2; i++) {

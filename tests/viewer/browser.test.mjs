@@ -378,3 +378,34 @@ test('kestrel view and export --format html write the same viewer', async () => 
     assert.ok(await box(p2, 'hot_loop'));
     await p2.close();
 });
+
+test('kestrel diff --format html: a frame that grew is red, one within noise grey, the tooltip says why', async () => {
+    // work_b does 100 of 1000 ms of the work in BASE and 140 of 1040 in NEW.
+    const prog = resolve('build/tests/cli/prog_diffwork'), lib = resolve('build/lib/libkestrel.so');
+    for (const [name, b] of [['base', '100'], ['new', '140']]) {
+        const r = spawnSync(prog, ['600', b, '300'], {
+            env: {...process.env, KESTREL_PROFILE: join(work, name + '.json'), KESTREL_PROFILE_HZ: '4999', LD_PRELOAD: lib},
+            timeout: 60000,
+        });
+        assert.equal(r.status, 0, name + ' run failed');
+    }
+    const out = join(work, 'diff.html');
+    const r = spawnSync(KESTREL, ['diff', '--format', 'html', '-o', out, join(work, 'base.json'), join(work, 'new.json')],
+                        {encoding: 'utf8'});
+    assert.equal(r.status, 0, r.stderr);
+    const page = await open(out);
+    assert.deepEqual(page.errors, []);
+    const [grew, noise] = await page.evaluate(() => [KColors.GREW, KColors.NOISE]);
+    const hex = (rgb) => '#' + rgb.map((v) => v.toString(16).padStart(2, '0')).join('');
+    const b = await box(page, 'work_b'), m = await box(page, 'main');
+    assert.ok(b && m, 'work_b and main are drawn');
+    assert.equal(hex(await pixel(page, b)), grew, 'work_b grew: red');
+    assert.equal(hex(await pixel(page, m)), noise, 'main is 100% in both: grey');
+    await page.mouse.move(b.px + 4, b.py + 4);
+    await page.locator('#tooltip').waitFor({state: 'visible'});
+    const tip = await text(page, '#tooltip');
+    assert.match(tip, /total base\s*\d+\.\d+% ±\d+\.\d+/);
+    assert.match(tip, /total new\s*\d+\.\d+% ±\d+\.\d+/);
+    assert.match(tip, /total Δ\s*\+\d+\.\d+ ptsz \d+\.\d+ · real/);
+    await page.close();
+});

@@ -24,6 +24,7 @@
 #include "analysis/writers/report.h"
 #include "analysis/writers/writers.h"
 #include "analysis/aggregate/summary.h"
+#include "analysis/writers/write_html.h"
 
 extern const unsigned char viewer_page[];
 extern const size_t viewer_page_len;
@@ -271,8 +272,44 @@ static void put_samples(FILE *out, const struct profile *p)
     fputs(p->n_sample_types ? "]]},\n" : "]},\n", out);
 }
 
+/* A comparison's verdict per function (kestrel diff --format html): NEW's page, its
+ * frames coloured by the change of their function's total share. */
+static void put_side(FILE *out, const char *key, const struct diff_side *d)
+{
+    fprintf(out, ",\"%s\":{\"base\":%.6g,\"base_se\":%.6g,\"new\":%.6g,\"new_se\":%.6g,"
+                 "\"z\":%.4g,\"real\":%s}",
+            key, d->base, d->base_se, d->now, d->now_se, d->z, d->real ? "true" : "false");
+}
+
+static void put_diff(FILE *out, const struct diff *d)
+{
+    if (!d) return;
+    fputs(",\n\"diff\":{\"base\":", out);
+    const struct profile *b = d->base->profile;
+    escape_json(out, b->source ? b->source : "");
+    fprintf(out, ",\"alpha\":%g,\"absolute\":%s,\"functions\":[", d->alpha,
+            d->absolute ? "true" : "false");
+    for (size_t i = 0; i < d->n_rows; i++) {
+        const struct diff_row *r = &d->rows[i];
+        fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
+        escape_json(out, r->name);
+        fputs(",\"file\":", out);
+        if (r->file)
+            escape_json(out, r->file);
+        else
+            fputs("null", out);
+        fprintf(out, ",\"presence\":\"%s\"",
+                r->presence == DIFF_NEW_ONLY ? "new" : r->presence == DIFF_GONE ? "gone" : "both");
+        put_side(out, "self", &r->self);
+        put_side(out, "total", &r->total);
+        fputc('}', out);
+    }
+    fputs("]}", out);
+}
+
 static void put_data(FILE *out, const struct profile *p, const struct summary *s,
-                     const uint32_t *map, const uint32_t *rep, size_t n_rep)
+                     const struct diff *d, const uint32_t *map, const uint32_t *rep,
+                     size_t n_rep)
 {
     fprintf(out,
             "{\"version\":1,\"kind\":\"%s\",\"title\":", p->kind == PROFILE_HEAP ? "heap" : "cpu");
@@ -293,10 +330,12 @@ static void put_data(FILE *out, const struct profile *p, const struct summary *s
     put_stacks(out, p, map);
     put_samples(out, p);
     put_sources(out, p, s);
+    put_diff(out, d);
     fputs("}", out);
 }
 
-static int write_html(const struct profile *p, const struct summary *s, FILE *out)
+static int write_page(const struct profile *p, const struct summary *s, const struct diff *d,
+                      FILE *out)
 {
     const char *page = (const char *)viewer_page;
     const char *at = memmem(page, viewer_page_len, HTML_PLACEHOLDER, strlen(HTML_PLACEHOLDER));
@@ -305,12 +344,22 @@ static int write_html(const struct profile *p, const struct summary *s, FILE *ou
     size_t n_rep;
     if (html_frames(p, &map, &rep, &n_rep)) return -ENOMEM;
     fwrite(page, 1, (size_t)(at - page), out);
-    put_data(out, p, s, map, rep, n_rep);
+    put_data(out, p, s, d, map, rep, n_rep);
     size_t rest = strlen(HTML_PLACEHOLDER) + (size_t)(at - page);
     fwrite(at + strlen(HTML_PLACEHOLDER), 1, viewer_page_len - rest, out);
     free(map);
     free(rep);
     return ferror(out) ? -EIO : 0;
+}
+
+static int write_html(const struct profile *p, const struct summary *s, FILE *out)
+{
+    return write_page(p, s, NULL, out);
+}
+
+int write_html_diff(const struct diff *d, FILE *out)
+{
+    return write_page(d->now->profile, d->now, d, out);
 }
 
 const struct writer writer_html = {"html", ".html", write_html};
