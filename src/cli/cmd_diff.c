@@ -13,6 +13,7 @@
 #include "analysis/writers/report.h"
 #include "analysis/writers/report_diff.h"
 #include "analysis/writers/write_diff_folded.h"
+#include "analysis/writers/write_diff_json.h"
 #include "analysis/writers/write_html.h"
 #include "analysis/writers/writers.h"
 #include "cli/cli.h"
@@ -40,7 +41,8 @@ static const char usage[] =
     "                      difffolded.pl writes) or pprof (NEW with BASE subtracted, as\n"
     "                      pprof -diff_base shows it; read by go tool pprof) or html\n"
     "                      (NEW's flame graph, frames red where their total share grew\n"
-    "                      and blue where it shrank, when real; grey within noise)\n"
+    "                      and blue where it shrank, when real; grey within noise) or\n"
+    "                      json (every function's comparison, for editors and scripts)\n"
     "  -o, --output OUT    where --format writes (default stdout)\n"
     "  -h, --help          this text\n";
 
@@ -95,6 +97,12 @@ static int out_folded(void *ctx, FILE *out)
     return write_diff_folded(c->in[0].s, c->in[1].s, out);
 }
 
+static int out_json(void *ctx, FILE *out)
+{
+    int rc = write_diff_json(((struct diff_out *)ctx)->d, out);
+    return rc ? rc : fputc('\n', out) == EOF ? -EIO : 0;
+}
+
 static int out_html(void *ctx, FILE *out)
 {
     return write_html_diff(((struct diff_out *)ctx)->d, out);
@@ -108,6 +116,7 @@ static int write_format(const char *format, const char *out_path, struct diff_in
     struct diff_out c = {in, d};
     if (!strcmp(format, "folded")) return atomic_write(out_path, out_folded, &c) ? 1 : 0;
     if (!strcmp(format, "html")) return atomic_write(out_path, out_html, &c) ? 1 : 0;
+    if (!strcmp(format, "json")) return atomic_write(out_path, out_json, &c) ? 1 : 0;
     const char *why;
     struct profile *m = diff_profile(in[0].s, in[1].s, &why);
     if (!m) {
@@ -164,8 +173,9 @@ int cmd_diff(int argc, char **argv)
                 return cli_usage_error("diff", "--alpha takes a number between 0 and 1");
             break;
         case 'f':
-            if (strcmp(optarg, "folded") && strcmp(optarg, "pprof") && strcmp(optarg, "html"))
-                return cli_usage_error("diff", "--format takes folded, pprof or html");
+            if (strcmp(optarg, "folded") && strcmp(optarg, "pprof") && strcmp(optarg, "html") &&
+                strcmp(optarg, "json"))
+                return cli_usage_error("diff", "--format takes folded, pprof, html or json");
             format = optarg;
             break;
         case 'o': out = optarg; break;

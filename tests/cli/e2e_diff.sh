@@ -103,7 +103,19 @@ loc=$(awk '/^Locations/ {l=1; next} l && $2 == "0x2000" {sub(":", "", $1); print
 got=$(awk -v loc="$loc" '/^Samples:/ {s=1; next} /^Locations/ {s=0} s && $3 == loc {print $1}' "$t/d.raw")
 check "pprof: the count at 0x2000 is NEW - BASE ($got = $want)" test -n "$got" -a "$got" = "$want"
 
-# 6. Bad input: one line, non-zero.
+# 6. The JSON form: every function with both sides, the verdicts of the table.
+$K diff --format json -o "$t/d.json" "$t/known_base.json" "$t/known_new.json"
+check "json: 0x2000 real with +3 pts within 2 SE, 0x3000 noise" python3 - "$t/d.json" <<'PY'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+f = {x["name"]: x for x in d["functions"]}
+b, c = f["0x2000"]["self"], f["0x3000"]["self"]
+se = math.hypot(b["base_se"], b["new_se"])
+sys.exit(not (b["real"] and abs(b["new"] - b["base"] - 0.03) <= 2 * se and not c["real"]
+              and d["alpha"] == 0.05 and d["tests"] > 0))
+PY
+
+# 7. Bad input: one line, non-zero.
 check "a missing file is an error" sh -c "! $K diff $t/nope.json $t/known_new.json 2>$t/e1 && grep -q 'kestrel: ' $t/e1"
 python3 -c "import json; json.dump({'version':1,'pid':1,'exe':'/x','rate_hz':997,'start_unix_ns':0,'end_unix_ns':0,'images':[],'threads':[{'fiber':0,'label':'main'}],'stacks':[],'samples':[],'dropped':0}, open('$t/empty.json','w'))"
 check "an empty profile is an error" sh -c "! $K diff $t/empty.json $t/known_new.json 2>$t/e2 && grep -q 'no samples' $t/e2"

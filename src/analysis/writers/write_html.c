@@ -24,6 +24,7 @@
 #include "analysis/writers/report.h"
 #include "analysis/writers/writers.h"
 #include "analysis/aggregate/summary.h"
+#include "analysis/writers/write_diff_json.h"
 #include "analysis/writers/write_html.h"
 
 extern const unsigned char viewer_page[];
@@ -272,41 +273,6 @@ static void put_samples(FILE *out, const struct profile *p)
     fputs(p->n_sample_types ? "]]},\n" : "]},\n", out);
 }
 
-/* A comparison's verdict per function (kestrel diff --format html): NEW's page, its
- * frames coloured by the change of their function's total share. */
-static void put_side(FILE *out, const char *key, const struct diff_side *d)
-{
-    fprintf(out, ",\"%s\":{\"base\":%.6g,\"base_se\":%.6g,\"new\":%.6g,\"new_se\":%.6g,"
-                 "\"z\":%.4g,\"real\":%s}",
-            key, d->base, d->base_se, d->now, d->now_se, d->z, d->real ? "true" : "false");
-}
-
-static void put_diff(FILE *out, const struct diff *d)
-{
-    if (!d) return;
-    fputs(",\n\"diff\":{\"base\":", out);
-    const struct profile *b = d->base->profile;
-    escape_json(out, b->source ? b->source : "");
-    fprintf(out, ",\"alpha\":%g,\"absolute\":%s,\"functions\":[", d->alpha,
-            d->absolute ? "true" : "false");
-    for (size_t i = 0; i < d->n_rows; i++) {
-        const struct diff_row *r = &d->rows[i];
-        fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
-        escape_json(out, r->name);
-        fputs(",\"file\":", out);
-        if (r->file)
-            escape_json(out, r->file);
-        else
-            fputs("null", out);
-        fprintf(out, ",\"presence\":\"%s\"",
-                r->presence == DIFF_NEW_ONLY ? "new" : r->presence == DIFF_GONE ? "gone" : "both");
-        put_side(out, "self", &r->self);
-        put_side(out, "total", &r->total);
-        fputc('}', out);
-    }
-    fputs("]}", out);
-}
-
 static void put_data(FILE *out, const struct profile *p, const struct summary *s,
                      const struct diff *d, const uint32_t *map, const uint32_t *rep,
                      size_t n_rep)
@@ -330,7 +296,10 @@ static void put_data(FILE *out, const struct profile *p, const struct summary *s
     put_stacks(out, p, map);
     put_samples(out, p);
     put_sources(out, p, s);
-    put_diff(out, d);
+    if (d) {
+        fputs(",\n\"diff\":", out);
+        write_diff_json(d, out);
+    }
     fputs("}", out);
 }
 
