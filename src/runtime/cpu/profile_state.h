@@ -16,6 +16,8 @@ int profile_active(void);
 int profile_signal(void);
 /* The running session's engine (valid while profile_active()). */
 const struct engine *profile_engine(void);
+/* The running session's rate in Hz, 0 when none runs (session.c). */
+unsigned profile_hz(void);
 
 /* session.c: the engine e started (its signal is signo when it sends one) ... */
 void profile_state_started(const struct engine *e, int signo);

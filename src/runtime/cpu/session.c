@@ -48,6 +48,7 @@ static struct {
     uint64_t start_mono, start_real;
     const char *write_path; /* where on_stopped writes; NULL discards */
     int write_result;       /* rawjson_write's result */
+    size_t rows_max;        /* the sink's row limit for this session */
 } prof;
 
 /* The environment's settings, read once at start (getenv is not safe later on). */
@@ -57,11 +58,17 @@ static struct {
     unsigned hz, requested_hz;
     int signo;
     char engine[16];
+    int serve_only;  /* KESTREL_HTTP without KESTREL_PROFILE: samples only for windows */
+    size_t rows_max; /* KESTREL_TEST_SAMPLE_ROWS, for tests of a long run: rows kept */
 } prof_env;
 
 static int prof_client_registered;
 static int (*prof_real_main)(int, char **, char **); /* the program's main, under prof_main */
 
+unsigned profile_hz(void)
+{
+    return profile_active() ? prof.hz : 0;
+}
 
 /* ============================== the session ============================== */
 
@@ -130,7 +137,8 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
     if (r == 0) r = registry_open();
     prof.start_mono = rt_clock_ns(CLOCK_MONOTONIC);
     prof.start_real = rt_clock_ns(CLOCK_REALTIME);
-    if (r == 0) r = sink_open(prof.start_mono);
+    prof.rows_max = !from_env ? SINK_SAMPLES_MAX : prof_env.serve_only ? 0 : prof_env.rows_max;
+    if (r == 0) r = sink_open(prof.start_mono, prof.rows_max);
     if (r != 0) return r;
     images_refresh();
     prof.from_env = from_env;
@@ -201,7 +209,8 @@ static void prof_flush(enum lifecycle_event ev)
         char path[PROF_PATH_MAX + 64], suffix[32] = "";
         if (ev == LIFECYCLE_EXEC)
             snprintf(suffix, sizeof(suffix), ".exec%u", lifecycle_image_generation());
-        if (prof.from_env && prof_env_path(path, sizeof(path), suffix, prof_fork_child) == 0)
+        if (prof.from_env && !prof_env.serve_only &&
+            prof_env_path(path, sizeof(path), suffix, prof_fork_child) == 0)
             prof_stop(path);
         else
             prof_stop(NULL); /* an API session nobody stopped, or no usable path */
@@ -211,7 +220,7 @@ static void prof_flush(enum lifecycle_event ev)
 
 static void prof_after_fork_child(void)
 {
-    int restart = profile_active() && prof.from_env;
+    int restart = profile_active() && prof.from_env && !prof_env.serve_only; /* no server */
     uint64_t lo = 0, hi = 0;
     struct reg_slot *self = registry_self();
     if (self) { /* the forking thread keeps its stack */
@@ -278,10 +287,28 @@ static int prof_read_signal(void)
     return (int)n;
 }
 
+/* KESTREL_TEST_SAMPLE_ROWS: a smaller row table, so that a test reaches its end in
+ * seconds rather than in the hours of a long run. */
+static size_t prof_read_rows(void)
+{
+    const char *v = getenv("KESTREL_TEST_SAMPLE_ROWS");
+    char *end;
+    unsigned long long n = v ? strtoull(v, &end, 10) : 0;
+    return v && end != v && !*end && n < SINK_SAMPLES_MAX ? (size_t)n : SINK_SAMPLES_MAX;
+}
+
 __attribute__((constructor)) static void prof_init(void)
 {
     const char *path = getenv("KESTREL_PROFILE");
-    if (!path || !*path) return; /* inactive: no thread, no handler, no allocation */
+    const char *http = getenv("KESTREL_HTTP");
+    /* The HTTP endpoint's CPU profile is a window of a session, and threads join a
+     * session when they are made: a session started at the first request would miss
+     * every thread already running. So KESTREL_HTTP alone samples from the start, as a
+     * session that keeps no rows and writes no file. */
+    prof_env.serve_only = (!path || !*path) && http && *http;
+    if (prof_env.serve_only) path = "";
+    else if (!path || !*path) return; /* inactive: no thread, no handler, no allocation */
+    prof_env.rows_max = prof_read_rows();
     if (strlen(path) >= sizeof(prof_env.tmpl)) {
         fprintf(stderr, "kestrel: KESTREL_PROFILE: path too long; CPU profiling is off\n");
         return;

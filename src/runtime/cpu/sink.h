@@ -1,6 +1,9 @@
 /* sink — where every engine's samples go: stack interning (a bounded hash table of
- * leaf-first stacks) and the sample rows of the raw file, with the counts that say how
- * full each table got and what went past its limit. Engine-agnostic: the signal engine
+ * leaf-first stacks), the sample rows of the raw file, the counts per (stack, thread,
+ * state) of the samples past the row table, and the counts that say how full each
+ * table got and what went past its limit. Also the window: the samples of a span of
+ * time counted per (stack, thread, state), which the HTTP endpoint's CPU profile is
+ * cut from. Engine-agnostic: the signal engine
  * feeds it from its rings, the perf engine from the kernel's, both on their own
  * thread.
  *
@@ -17,6 +20,9 @@
 #define SINK_STACKS_MAX (1u << 16)  /* distinct stacks */
 #define SINK_WORDS_MAX (1u << 22)   /* addresses in all stacks together */
 #define SINK_SAMPLES_MAX (1u << 22) /* sample rows */
+/* Past the rows, samples are counted per (stack, thread, state): a long run keeps every
+ * sample's stack, thread and state, and loses only their time order. */
+#define SINK_AGG_MAX (1u << 18) /* distinct (stack, thread, state) past the rows */
 
 enum sink_state { SINK_ON_CPU = 0, SINK_WAITING = 1 };
 
@@ -54,12 +60,29 @@ struct sink_counts {
     uint64_t cut_short;           /* walks that ended on a failed check */
     uint64_t stops[UNWIND_STOPS]; /* walks by how they ended */
     uint64_t other_stack_samples; /* samples whose stack went to "(other stacks)" */
-    uint64_t samples_past_limit;  /* samples past SINK_SAMPLES_MAX, counted only */
+    uint64_t rows_max;            /* the row table's limit (SINK_SAMPLES_MAX, or less) */
+    uint64_t timed_end_ns;        /* t_rel_ns of the first sample that found no row */
+    uint64_t agg_samples;         /* samples past the rows, counted per stack/thread/state */
+    uint64_t agg_cpu_ns;          /* their CPU ns */
+    uint64_t agg_entries;         /* distinct (stack, thread, state) among them */
+    uint64_t samples_past_limit;  /* samples past the rows and the aggregate: counted only */
     uint64_t past_limit_cpu_ns;   /* their CPU ns */
 };
 
-/* Opens an empty sink for a session started at mono_start_ns. 0 or -errno. */
-int sink_open(uint64_t mono_start_ns);
+/* One count past the row table: samples of one (stack, thread, state). */
+struct sink_agg_entry {
+    uint32_t stack1; /* interned stack + 1, 0 for none */
+    uint32_t thread; /* thread record index */
+    uint32_t state;  /* enum sink_state */
+    uint32_t unused;
+    uint64_t count;  /* samples */
+    uint64_t cpu_ns; /* their CPU ns */
+};
+
+/* Opens an empty sink for a session started at mono_start_ns, keeping at most
+ * rows_max rows (clamped to SINK_SAMPLES_MAX; 0 keeps none: a session that only
+ * serves windows). 0 or -errno. */
+int sink_open(uint64_t mono_start_ns, size_t rows_max);
 void sink_close(void);
 
 /* Interns the sample's stack and appends its row. Returns the stack index (for reuse
@@ -81,6 +104,58 @@ const uint64_t *sink_stack(size_t i, size_t *n);
 enum unwind_stop sink_stack_stop(size_t i);
 /* Index of the "(other stacks)" bucket, -1 while unused. */
 int32_t sink_other_stack(void);
+
+/* The counts past the row table, in no particular order. */
+size_t sink_agg_count(void);
+const struct sink_agg_entry *sink_agg(size_t i);
+
+/* ===== the window (HTTP thread: open, close; engine thread: fills it) =====
+ * A window counts the samples that reach the sink between its open and its close, per
+ * (stack, thread, state), in tables of its own: it holds copies of its stacks and of
+ * its threads' names, so a session that ends meanwhile leaves it whole. One at a time;
+ * the engine thread takes the window's mutex only while one is open. Memory: at most
+ * SINK_WIN_ENTRIES entries, SINK_WIN_WORDS stack words, SINK_WIN_THREADS threads;
+ * samples past them are counted in `lost`. A sample is the window's by the time it was
+ * taken, not by when it reached the sink. */
+#define SINK_WIN_ENTRIES (1u << 16)
+#define SINK_WIN_WORDS (1u << 20)
+#define SINK_WIN_THREADS 4096u
+
+struct sink_win_thread {
+    pid_t tid;
+    char name[REGISTRY_NAME_MAX];   /* comm when first seen in the window */
+    char label[REGISTRY_LABEL_MAX]; /* its registration's label */
+};
+
+struct sink_win_stack {
+    uint32_t off, len; /* in words */
+};
+
+struct sink_window {
+    uint64_t start_mono_ns, end_mono_ns; /* CLOCK_MONOTONIC */
+    uint64_t start_real_ns;              /* CLOCK_REALTIME at open */
+    unsigned hz;                         /* the session's rate */
+    const char *engine;                  /* its engine's name */
+    size_t n_entries, n_stacks, n_words, n_threads;
+    struct sink_agg_entry *entries; /* stack1 indexes stacks (+1), thread indexes threads */
+    struct sink_win_stack *stacks;
+    uint64_t *words;
+    struct sink_win_thread *threads;
+    uint64_t samples, cpu_ns; /* every sample of the window */
+    uint64_t lost;            /* samples past the window's tables, counted only */
+    uint64_t dropped;         /* samples the session lost before the sink meanwhile */
+    int session_ended;        /* the session ended before the window closed */
+};
+
+/* Opens the window (mono_now: CLOCK_MONOTONIC). -ESRCH when no session runs, -EBUSY
+ * when a window is open, -ENOMEM. */
+int sink_window_open(uint64_t mono_now, unsigned hz, const char *engine);
+/* Sets its end: samples taken from then on are not its own, though an engine may still
+ * be draining samples taken before (the perf engine drains every 20 to 500 ms). */
+void sink_window_end_at(uint64_t mono_end);
+/* Closes it: *w holds what it counted until sink_window_free(w). -ESRCH when none. */
+int sink_window_close(struct sink_window *w);
+void sink_window_free(struct sink_window *w);
 
 /* In a fork child: forgets the parent's tables (unmapped, nothing waited on). */
 void sink_forget_after_fork(void);

@@ -237,12 +237,18 @@ struct heap_pprof_info {
     uint64_t samples;                  /* samples taken */
     uint64_t lost_objects, lost_bytes; /* samples the region had no room for */
     uint64_t stops[UNWIND_STOPS];      /* samples by how their stack's walk ended */
+    int alloc_default;                 /* default sample type alloc_space (Go's allocs) */
 };
 
 /* The gzip-compressed pprof of a table (its buckets already a snapshot) into out.
  * Returns 0 or -errno. */
 int heap_pprof_write(const struct heap_table *tb, const struct heap_pprof_info *info,
                      struct pb_buf *out);
+
+/* The running profile into `out` (gzip'd pprof), as kestrel_heap_profile() takes it;
+ * with alloc_default its default sample type is alloc_space (Go's /debug/pprof/allocs),
+ * else inuse_space. -ESRCH when no profile runs. */
+int heap_profile_pprof(int alloc_default, struct pb_buf *out);
 
 /* ===== gzip (heap_gzip.c) ===== */
 

@@ -196,7 +196,7 @@ static int heap_start_locked(int64_t interval)
 
 /* Encodes the running session into `out` (gzip'd pprof); with `stop`, ends it.
  * The caller holds heap_api_lock and a session runs. */
-static int heap_encode(int stop, struct pb_buf *out, int patient)
+static int heap_encode(int stop, struct pb_buf *out, int patient, int alloc_default)
 {
     struct heap_bucket *copy = NULL;
     size_t copy_size = 0;
@@ -219,6 +219,7 @@ static int heap_encode(int stop, struct pb_buf *out, int patient)
     if (copy) snap.buckets = copy;
     heap_mutex_unlock(&heap_lock);
     info.end_ns = rt_clock_ns(CLOCK_REALTIME);
+    info.alloc_default = alloc_default;
     int rc = out ? heap_pprof_write(&snap, &info, out) : 0;
     if (copy) munmap(copy, copy_size);
     if (stop) heap_table_free(&heap_table); /* nothing reads it once inactive */
@@ -255,10 +256,20 @@ static int heap_read(int stop, void **data, size_t *size)
     int rc = -ESRCH;
     if (heap_active) {
         struct pb_buf gz = {0};
-        rc = heap_encode(stop, data ? &gz : NULL, 1);
+        rc = heap_encode(stop, data ? &gz : NULL, 1, 0);
         if (!rc && data) rc = heap_hand_over(&gz, data, size);
         pb_buf_free(&gz);
     }
+    heap_mutex_unlock(&heap_api_lock);
+    heap_ignore_leave();
+    return rc;
+}
+
+int heap_profile_pprof(int alloc_default, struct pb_buf *out)
+{
+    heap_ignore_enter();
+    heap_mutex_lock(&heap_api_lock);
+    int rc = heap_active ? heap_encode(0, out, 1, alloc_default) : -ESRCH;
     heap_mutex_unlock(&heap_api_lock);
     heap_ignore_leave();
     return rc;
@@ -365,7 +376,7 @@ static void heap_flush(enum lifecycle_event ev)
     if (heap_path_set && !heap_take(&heap_api_lock, patient)) {
         if (heap_active) {
             struct pb_buf gz = {0};
-            if (!heap_encode(1, &gz, patient)) heap_write_file(&gz);
+            if (!heap_encode(1, &gz, patient, 0)) heap_write_file(&gz);
             pb_buf_free(&gz);
         }
         heap_mutex_unlock(&heap_api_lock);

@@ -1,0 +1,197 @@
+/* pprof_enc.c — the runtime's shared pprof encoding (pprof_enc.h).
+ * Inside malloc: everything (mmap'd scratch only). Signal handlers: nothing. */
+#include "runtime/pprof_enc.h"
+#include "runtime/images.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* ===== scratch: a string table and an address -> location map ===== */
+
+/* ===== scratch: a string table and an address -> location map ===== */
+
+static uint32_t pp_pow2(uint64_t n)
+{
+    uint32_t m = 16;
+    while (m < 2 * n)
+        m *= 2;
+    return m;
+}
+
+/* The location map at twice `n` slots; what it held is rehashed into it. */
+static int pp_loc_grow(struct pp_scratch *s, uint32_t n)
+{
+    uint32_t mask = pp_pow2(n) - 1;
+    struct pp_loc *m = mmap(NULL, (mask + 1) * sizeof *m, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return -ENOMEM;
+    for (uint32_t i = 0; s->loc && i <= s->loc_mask; i++) {
+        if (!s->loc[i].id) continue;
+        uint32_t k = (uint32_t)((s->loc[i].addr * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+        while (m[k].id)
+            k = (k + 1) & mask;
+        m[k] = s->loc[i];
+    }
+    if (s->loc) munmap(s->loc, (s->loc_mask + 1) * sizeof *s->loc);
+    s->loc = m;
+    s->loc_mask = mask;
+    return 0;
+}
+
+int pp_scratch_init(struct pp_scratch *s, uint32_t max_str)
+{
+    memset(s, 0, sizeof *s);
+    s->max_str = max_str;
+    s->str_mask = pp_pow2(max_str) - 1;
+    s->text_cap = 64 * 1024 + (size_t)IMAGES_MAX * (2 * IMAGE_BUILD_ID_MAX + 1);
+    size_t sz = max_str * (sizeof(char *) + sizeof(uint32_t)) +
+                (s->str_mask + 1) * sizeof(uint32_t) + IMAGES_MAX * sizeof(uint32_t) + s->text_cap +
+                64;
+    sz = (sz + 4095) & ~(size_t)4095;
+    char *m = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return -ENOMEM;
+    s->map = m;
+    s->map_size = sz;
+    s->str = (const char **)m;
+    m += max_str * sizeof(char *);
+    s->str_len = (uint32_t *)m;
+    m += max_str * sizeof(uint32_t);
+    s->str_index = (uint32_t *)m;
+    m += (s->str_mask + 1) * sizeof(uint32_t);
+    s->image_mapping = (uint32_t *)m;
+    m += IMAGES_MAX * sizeof(uint32_t);
+    s->text = m;
+    return pp_loc_grow(s, 1024);
+}
+
+void pp_scratch_free(struct pp_scratch *s)
+{
+    if (s->loc) munmap(s->loc, (s->loc_mask + 1) * sizeof *s->loc);
+    munmap(s->map, s->map_size);
+}
+
+/* The id of a string in the profile's string table (0 is ""). */
+int64_t pp_str(struct pp_scratch *s, const char *p, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (uint8_t)p[i]) * 0x100000001b3ull;
+    uint32_t i = (uint32_t)h & s->str_mask;
+    for (;; i = (i + 1) & s->str_mask) {
+        uint32_t e = s->str_index[i];
+        if (!e) break;
+        if (s->str_len[e - 1] == len && !memcmp(s->str[e - 1], p, len)) return e - 1;
+    }
+    if (s->nstr >= s->max_str) return 0; /* sized so that this cannot happen */
+    s->str[s->nstr] = p;
+    s->str_len[s->nstr] = (uint32_t)len;
+    s->str_index[i] = ++s->nstr;
+    return s->nstr - 1;
+}
+
+int64_t pp_cstr(struct pp_scratch *s, const char *p)
+{
+    return pp_str(s, p, strlen(p));
+}
+
+/* Formatted text kept in the scratch (its string stays valid for the encoding). */
+int64_t pp_strf(struct pp_scratch *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *p = s->text + s->text_used;
+    size_t room = s->text_cap - s->text_used;
+    int n = vsnprintf(p, room, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= room) return 0;
+    s->text_used += (size_t)n + 1;
+    return pp_str(s, p, (size_t)n);
+}
+
+/* ===== messages ===== */
+
+void pp_value_type(struct pb_buf *b, uint32_t field, int64_t type, int64_t unit)
+{
+    size_t m = pb_begin(b, field);
+    pb_put_int(b, 1, type);
+    pb_put_int(b, 2, unit);
+    pb_end(b, m);
+}
+
+static const struct image *pp_image_of(uintptr_t addr, size_t *index)
+{
+    size_t n = images_count();
+    for (size_t i = 0; i < n; i++) {
+        const struct image *im = images_get(i);
+        if (im->text_size && addr >= im->text && addr - im->text < im->text_size) {
+            *index = i;
+            return im;
+        }
+    }
+    return NULL;
+}
+
+/* The location id of a frame's address, written the first time it is seen. */
+uint64_t pp_location(struct pp_scratch *s, struct pb_buf *b, uintptr_t addr)
+{
+    uint32_t i = (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & s->loc_mask;
+    for (;; i = (i + 1) & s->loc_mask) {
+        if (!s->loc[i].id) break;
+        if (s->loc[i].addr == addr) return s->loc[i].id;
+    }
+    if (2 * (s->nloc + 1) > s->loc_mask + 1) { /* keep it at most half full */
+        if (pp_loc_grow(s, s->loc_mask + 1)) {
+            b->failed = 1;
+            return 0;
+        }
+        return pp_location(s, b, addr);
+    }
+    uint32_t id = ++s->nloc;
+    s->loc[i].addr = addr;
+    s->loc[i].id = id;
+    size_t index = 0;
+    const struct image *im = pp_image_of(addr, &index);
+    uint32_t mapping = 0;
+    if (im) {
+        if (!s->image_mapping[index]) s->image_mapping[index] = index + 1;
+        mapping = s->image_mapping[index];
+    }
+    size_t m = pb_begin(b, P_LOCATION);
+    pb_put_uint(b, 1, id);
+    pb_put_uint(b, 2, mapping);
+    pb_put_uint(b, 3, addr);
+    pb_end(b, m);
+    return id;
+}
+
+void pp_mappings(struct pp_scratch *s, struct pb_buf *b)
+{
+    const uint64_t page = 4096;
+    for (size_t i = 0; i < images_count(); i++) {
+        if (!s->image_mapping[i]) continue;
+        const struct image *im = images_get(i);
+        uint64_t start = im->text & ~(page - 1);
+        uint64_t limit = (im->text + im->text_size + page - 1) & ~(page - 1);
+        char *hex = s->text + s->text_used;
+        images_build_id_hex(im, hex, s->text_cap - s->text_used);
+        s->text_used += strlen(hex) + 1;
+        size_t m = pb_begin(b, P_MAPPING);
+        pb_put_uint(b, 1, s->image_mapping[i]);
+        pb_put_uint(b, 2, start);
+        pb_put_uint(b, 3, limit);
+        pb_put_uint(b, 4, im->text_offset - (im->text - start));
+        pb_put_int(b, 5, pp_cstr(s, im->path));
+        pb_put_int(b, 6, pp_cstr(s, hex));
+        pb_end(b, m);
+    }
+}
+
+
+void pp_string_table(struct pp_scratch *s, struct pb_buf *b)
+{
+    for (uint32_t i = 0; i < s->nstr; i++)
+        pb_put_bytes(b, P_STRING_TABLE, s->str[i], s->str_len[i]);
+}

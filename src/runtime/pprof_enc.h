@@ -1,0 +1,70 @@
+/* pprof_enc — what the runtime's pprof writers share: profile.proto's field numbers, a
+ * string table, locations as addresses (one per distinct address) and the mappings
+ * they fall in, page-aligned, with path, file offset and build id. The heap profile
+ * (heap/heap_pprof.c) and the CPU window of the HTTP endpoint (cpu/cpu_pprof.c) are
+ * both written through it, unsymbolized: a reader symbolizes from the mappings.
+ *
+ * Works in mmap'd scratch, never malloc: the heap writer runs while malloc is
+ * interposed. Not for a signal handler. */
+#ifndef KESTREL_PPROF_ENC_H
+#define KESTREL_PPROF_ENC_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/pbwire.h"
+
+/* profile.proto field numbers */
+enum {
+    P_SAMPLE_TYPE = 1,
+    P_SAMPLE = 2,
+    P_MAPPING = 3,
+    P_LOCATION = 4,
+    P_FUNCTION = 5,
+    P_STRING_TABLE = 6,
+    P_TIME_NANOS = 9,
+    P_DURATION_NANOS = 10,
+    P_PERIOD_TYPE = 11,
+    P_PERIOD = 12,
+    P_COMMENT = 13,
+    P_DEFAULT_SAMPLE_TYPE = 14,
+};
+
+struct pp_loc {
+    uint64_t addr;
+    uint64_t id; /* 0 = empty */
+};
+
+struct pp_scratch {
+    const char **str; /* string i */
+    uint32_t *str_len;
+    uint32_t nstr, max_str;
+    uint32_t *str_index, str_mask; /* id + 1 */
+    struct pp_loc *loc;            /* open addressing, its own mapping, grown by doubling */
+    uint32_t loc_mask;
+    uint32_t nloc;
+    uint32_t *image_mapping; /* image -> mapping id, 0 = not used */
+    uint64_t incomplete;     /* the heap's "[incomplete stack]" location, 0 until written */
+    char *text;              /* room for comments and hex build ids */
+    size_t text_used, text_cap;
+    void *map;
+    size_t map_size;
+};
+
+/* A scratch whose string table holds up to max_str strings. 0 or -ENOMEM. */
+int pp_scratch_init(struct pp_scratch *s, uint32_t max_str);
+void pp_scratch_free(struct pp_scratch *s);
+/* The id of a string in the table (0 is ""; the first call must intern ""). The bytes
+ * must stay valid until the table is written. */
+int64_t pp_str(struct pp_scratch *s, const char *p, size_t len);
+int64_t pp_cstr(struct pp_scratch *s, const char *p);
+/* Formatted text kept in the scratch itself. */
+int64_t pp_strf(struct pp_scratch *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A ValueType message {type, unit} as `field`. */
+void pp_value_type(struct pb_buf *b, uint32_t field, int64_t type, int64_t unit);
+/* The location id of an address, its Location message written the first time. */
+uint64_t pp_location(struct pp_scratch *s, struct pb_buf *b, uintptr_t addr);
+/* The Mapping messages of the images that locations fell in. */
+void pp_mappings(struct pp_scratch *s, struct pb_buf *b);
+/* Every string of the table, in order (the profile's last field). */
+void pp_string_table(struct pp_scratch *s, struct pb_buf *b);
+#endif
