@@ -1,11 +1,13 @@
 /* The analysis pipeline as the commands use it (cli.h). */
 #include "cli/cli.h"
+#include "cli/fetch.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/readers/readers.h"
 #include "analysis/writers/report.h"
@@ -16,7 +18,23 @@ int cli_load(const char *path, const struct cli_load_options *o, struct profile 
              struct summary **sp)
 {
     char why[512];
-    struct profile *p = read_profile(path, why, sizeof why);
+    struct profile *p;
+    if (fetch_is_url(path)) { /* a scrape endpoint: fetched, then read as a file */
+        char tmp[4096];
+        if (fetch_url(path, tmp, sizeof tmp, why, sizeof why) != 0) {
+            fprintf(stderr, "kestrel: %s: %s\n", path, why);
+            return -1;
+        }
+        p = read_profile(tmp, why, sizeof why);
+        unlink(tmp);
+        char *url = p ? strdup(path) : NULL; /* messages name the URL, not the file */
+        if (url) {
+            free(p->source);
+            p->source = url;
+        }
+    } else {
+        p = read_profile(path, why, sizeof why);
+    }
     if (!p) {
         fprintf(stderr, "kestrel: %s: %s\n", path, why);
         return -1;

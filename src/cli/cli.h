@@ -46,6 +46,7 @@ struct record_options {
     const char *stem;          /* -o; NULL: the program's base name */
     const char *binary;        /* --binary */
     const char *state;         /* --state for the report; NULL: all */
+    const char *http;          /* --http=ADDR: KESTREL_HTTP for the program; NULL: none */
 };
 
 /* Parses record's options from argv[1..]; returns the index of PROGRAM, or -1 after

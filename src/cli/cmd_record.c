@@ -18,7 +18,7 @@
 static const char usage[] =
     "usage: kestrel record [-F HZ] [--engine auto|perf|signal] [--heap[=PATH]]\n"
     "                      [--heap-interval=BYTES] [-o STEM] [--binary PATH]\n"
-    "                      [--state STATE] -- PROGRAM [ARGS]\n"
+    "                      [--state STATE] [--http=ADDR] -- PROGRAM [ARGS]\n"
     "\n"
     "Runs PROGRAM with the kestrel runtime preloaded, passes its exit status through,\n"
     "then writes STEM.speedscope.json, STEM.cpuprofile, STEM.folded, STEM.profile.json,\n"
@@ -37,6 +37,9 @@ static const char usage[] =
     "  --state STATE          which samples the report's top-10 counts: running\n"
     "                         (on-CPU), waiting (off-CPU) or all (the default); the\n"
     "                         exports always hold every sample\n"
+    "  --http=ADDR            also serve /debug/pprof/ (Go's net/http/pprof endpoints)\n"
+    "                         from the program while it runs, at ADDR (HOST:PORT,\n"
+    "                         loopback; docs/continuous.md)\n"
     "  -h, --help             this text\n";
 
 /* ------------------------------------------------------------------ options */
@@ -57,6 +60,7 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
                                              {"output", required_argument, 0, 'o'},
                                              {"binary", required_argument, 0, 'b'},
                                              {"state", required_argument, 0, 's'},
+                                             {"http", required_argument, 0, 'W'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     int c;
@@ -88,6 +92,9 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
         case 's':
             o->state = optarg;
             break;
+        case 'W':
+            o->http = optarg;
+            break;
         default:
             cli_usage_error(cmd, "unknown option or missing value: %s", argv[optind - 1]);
             return -1;
@@ -107,6 +114,7 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
         return cli_usage_error(cmd, "--heap-interval takes bytes, not \"%s\"", o->heap_interval),
                -1;
     if (o->heap_path && !*o->heap_path) return cli_usage_error(cmd, "--heap= needs a path"), -1;
+    if (o->http && !*o->http) return cli_usage_error(cmd, "--http= needs HOST:PORT"), -1;
     if (optind >= argc) return cli_usage_error(cmd, "no PROGRAM to run"), -1;
     return optind;
 }
@@ -168,6 +176,7 @@ static void child(const struct record_options *o, char **argv, const char *lib, 
     if (o->engine) setenv("KESTREL_PROFILE_ENGINE", o->engine, 1);
     if (heap) setenv("KESTREL_HEAP", heap, 1);
     if (o->heap_interval) setenv("KESTREL_HEAP_INTERVAL", o->heap_interval, 1);
+    if (o->http) setenv("KESTREL_HTTP", o->http, 1);
     execvp(argv[0], argv);
     int e = errno;
     fprintf(stderr, "kestrel: %s: %s\n", argv[0], strerror(e));

@@ -7,6 +7,7 @@
 
 #include "analysis/writers/writers.h"
 #include "cli/cli.h"
+#include "cli/fetch.h"
 #include "cli/commands.h"
 
 static const char usage[] =
@@ -25,6 +26,13 @@ static const char usage[] =
 /* INPUT without its profile suffix, plus ".html"; malloc'd, NULL when out of memory. */
 static char *view_default_output(const char *input)
 {
+    if (fetch_is_url(input)) { /* http://.../debug/pprof/profile?... -> profile.html */
+        char name[256];
+        fetch_url_name(input, name, sizeof name);
+        char *out = malloc(strlen(name) + sizeof ".html");
+        if (out) sprintf(out, "%s.html", name);
+        return out;
+    }
     static const char *const suffixes[] = {".raw.json", ".json", ".pb.gz", ".pb"};
     size_t len = strlen(input);
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {

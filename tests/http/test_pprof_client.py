@@ -80,6 +80,26 @@ def session(with_file):
         c.check(r and r[2] == ("num_symbols: 1\n0x%x phase_two\n" % addr).encode(),
                 what + ": POST /symbol names phase_two and nothing for 0x1: %r" % (r,))
 
+    if not with_file:
+        # kestrel's own CLI: fetched, symbolized with its full symbolizer (lines)
+        import subprocess
+        from httplib import KESTREL
+        r = subprocess.run([KESTREL, "report", base + "profile?seconds=2"], capture_output=True,
+                           text=True, timeout=120)
+        c.check(r.returncode == 0, what + ": kestrel report URL exits 0 (%s)" % r.stderr[-300:])
+        c.check(r.stdout.startswith("kestrel: " + base + "profile?seconds=2\n"),
+                what + ": the report names the URL: %r" % r.stdout[:120])
+        c.check("prog_server.c:" in r.stdout and "phase_two" in r.stdout,
+                what + ": the report has phase_two with its line: %r" % r.stdout[:800])
+        r = subprocess.run([KESTREL, "export", "--format", "folded", base + "heap"],
+                           capture_output=True, text=True, timeout=120)
+        c.check(r.returncode == 0 and "retain_blocks" in r.stdout,
+                what + ": kestrel export URL: %r" % (r.stdout[-300:] + r.stderr[-300:]))
+        r = subprocess.run([KESTREL, "report", base + "profile?seconds=0"], capture_output=True,
+                           text=True, timeout=60)
+        c.check(r.returncode != 0 and not r.stdout and "HTTP 400" in r.stderr and
+                r.stderr.startswith("kestrel: " + base), what + ": an HTTP error: %r" % r.stderr)
+
     out, err, rc = s.stop()
     c.check(rc == 0, what + ": the program exits 0 (%d)" % rc)
     c.check(out == ref, what + ": its output is the unprofiled one: %r vs %r" % (out, ref))

@@ -156,19 +156,26 @@ static int sum_samples(struct build *b, int64_t *all_total)
     b->stack_n = calloc(p->n_stacks + 1, sizeof *b->stack_n);
     s->threads = calloc(p->n_threads + 1, sizeof *s->threads);
     if (!b->stack_value || !b->stack_n || !s->threads) return -1;
+    /* A CPU sample that stands for several (a pprof sample of samples/count N, the
+     * counts a long run keeps past its row table) counts N times in every n. */
+    int count = p->kind == PROFILE_CPU ? profile_find_sample_type(p, "samples") : -1;
+    if (count >= 0 && (!p->sample_types[count].unit || strcmp(p->sample_types[count].unit, "count")))
+        count = -1;
     for (size_t i = 0; i < p->n_samples; i++) {
         const struct profile_sample *smp = &p->samples[i];
         int64_t v = profile_values(p, i)[s->type];
         if (!v) continue;
-        s->n_samples_all++;
+        int64_t c = count >= 0 ? profile_values(p, i)[count] : 1;
+        uint64_t w = c > 0 ? (uint64_t)c : 1;
+        s->n_samples_all += w;
         if (__builtin_add_overflow(*all_total, v, all_total) ||
-            add_share(&s->state[smp->state], v, 1))
+            add_share(&s->state[smp->state], v, w))
             return -2;
         if (s->only_state != SUMMARY_ALL_STATES && smp->state != s->only_state) continue;
         struct summary_thread *t = &s->threads[smp->thread];
-        t->n[smp->state]++;
-        s->n_samples++;
-        b->stack_n[smp->stack]++;
+        t->n[smp->state] += w;
+        s->n_samples += w;
+        b->stack_n[smp->stack] += w;
         if (__builtin_add_overflow(b->stack_value[smp->stack], v, &b->stack_value[smp->stack]) ||
             __builtin_add_overflow(t->value[smp->state], v, &t->value[smp->state]) ||
             __builtin_add_overflow(s->total, v, &s->total))
