@@ -329,6 +329,11 @@
         if (p.meta.rate_hz) parts.push(KFormat.count(p.meta.rate_hz) + ' Hz');
         if (p.meta.dropped) parts.push(KFormat.count(p.meta.dropped) + ' samples dropped');
         if (p.kind === 'cpu' && st.sw.n > 0 && st.sw.n < 100) parts.push('low confidence: under 100 samples');
+        if (p.meta.untimed_samples > 0) /* a long run: its row table filled at that time */
+            parts.push('time order ends at ' + KFormat.value(p.meta.timed_end_ns, 'nanoseconds') +
+                       ': the ' + KFormat.count(p.meta.untimed_samples) +
+                       ' samples after it are counted per stack, without time' +
+                       (st.view === 'time' ? ' (drawn last in each thread)' : ''));
         $('summary').textContent = parts.join(' · ');
     }
 

@@ -53,6 +53,10 @@ const KProfile = (() => {
             sources.set(String(src.file), src.text != null ? {text: String(src.text)}
                                                              : {missing: String(src.missing || 'not readable')});
         const def = d.default_type | 0;
+        /* A CPU sample may stand for several (samples/count N: a pprof sample, or a long
+         * run's counts past the runtime's row table): N in every count. */
+        const ci = d.kind === 'heap' ? -1 : types.findIndex((t) => t.name === 'samples' && t.unit === 'count');
+        samples.count = ci >= 0 ? samples.values[ci].map((c) => (c > 1 ? c : 1)) : null;
         return {
             kind: d.kind === 'heap' ? 'heap' : 'cpu',
             title: String(d.title || 'profile'),
@@ -98,10 +102,11 @@ const KProfile = (() => {
         for (let i = 0; i < p.samples.n; i++) {
             if (!keeps(p, sel, i) || !(v[i] > 0)) continue;
             const s = p.samples.stack[i];
+            const c = p.samples.count ? p.samples.count[i] : 1;
             w[s] += v[i];
-            cnt[s]++;
+            cnt[s] += c;
             total += v[i];
-            n++;
+            n += c;
         }
         return {w, cnt, total, n};
     }
@@ -113,7 +118,10 @@ const KProfile = (() => {
         const idx = [];
         for (let i = 0; i < p.samples.n; i++) if (keeps(p, sel, i) && v[i] > 0) idx.push(i);
         const th = p.samples.thread, t = p.samples.time;
-        idx.sort((a, b) => th[a] - th[b] || t[a] - t[b] || a - b);
+        /* A sample without a time (-1: past the row table of a long run) after every
+         * timed one of its thread. */
+        const key = (i) => (t[i] < 0 ? Infinity : t[i]);
+        idx.sort((a, b) => th[a] - th[b] || key(a) - key(b) || a - b);
         return Int32Array.from(idx);
     }
 

@@ -1,5 +1,7 @@
-/* export_sort_by_time, the cpuprofile writer's order of samples: by time, negative
- * times first, equal times in index order, against a plain insertion sort. */
+/* export_sort_by_time, the cpuprofile writer's order of samples: by time, a negative
+ * time (no time: a long run's samples past the runtime's row table) after every
+ * time, equal times (and all the untimed) in index order, against a plain insertion
+ * sort. */
 #include <stdlib.h>
 
 #include "analysis/writers/export.h"
@@ -12,6 +14,13 @@ static uint64_t rng(void)
     return rng_state;
 }
 
+/* The order's key: no time (negative) after every time. */
+static uint64_t key(const struct profile *p, size_t i)
+{
+    int64_t t = p->samples[i].time_ns;
+    return t < 0 ? UINT64_MAX : (uint64_t)t;
+}
+
 static void check_sorted(struct profile *p, size_t n, const char *what)
 {
     size_t *order = malloc(n * sizeof *order), *want = malloc(n * sizeof *want);
@@ -19,8 +28,7 @@ static void check_sorted(struct profile *p, size_t n, const char *what)
         order[i] = want[i] = i;
     /* Stable insertion sort: the reference. */
     for (size_t i = 1; i < n; i++)
-        for (size_t k = i; k > 0 && p->samples[want[k - 1]].time_ns > p->samples[want[k]].time_ns;
-             k--) {
+        for (size_t k = i; k > 0 && key(p, want[k - 1]) > key(p, want[k]); k--) {
             size_t t = want[k];
             want[k] = want[k - 1], want[k - 1] = t;
         }

@@ -118,6 +118,11 @@ struct profile_meta {
      * file), when the input said so (ends_known). */
     uint8_t ends_known;
     uint64_t end_samples[PROFILE_STACK_ENDS];
+    /* A long run's samples past the runtime's row table are counted per (stack,
+     * thread, state) without times: they are samples with time_ns -1, after every
+     * timed one, and the time order ends at timed_end_ns (since start_unix_ns). */
+    uint64_t untimed_samples; /* how many samples have no time for that reason; 0: none */
+    int64_t timed_end_ns;     /* valid when untimed_samples > 0 */
     struct profile_table *tables;
     size_t n_tables;
     char **comments; /* free text (pprof `comment`) */

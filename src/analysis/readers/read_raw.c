@@ -577,6 +577,55 @@ static char *bigs_rewrite(const char *buf, size_t len, struct bigs *b, size_t *o
     return out;
 }
 
+/* "untimed": [[thread, stack, state, count, cpu_ns], ...], the samples a long run
+ * counted past its row table, and "timed_end_ns", where the rows end. Each row is one
+ * model sample of `count` samples, with no time. */
+static int read_untimed(struct raw *r, const json_t *root)
+{
+    const json_t *u = json_object_get(root, "untimed");
+    json_int_t end = -1;
+    if (opt_int(r, root, "timed_end_ns", &end, "profile")) return -1;
+    if (!u || json_is_null(u)) return 0;
+    if (!json_is_array(u)) return fail(r, "\"untimed\" is not an array");
+    if (end < 0) return fail(r, "\"untimed\" without \"timed_end_ns\"");
+    int has_cpu = r->p->n_sample_types > 1;
+    size_t i;
+    const json_t *row;
+    json_array_foreach(u, i, row)
+    {
+        int64_t c[5];
+        if (!json_is_array(row) || json_array_size(row) != 5)
+            return fail(r, "untimed %zu is not a row of 5 integers", i);
+        for (size_t k = 0; k < 5; k++) {
+            const json_t *v = json_array_get(row, k);
+            if (!json_is_integer(v))
+                return fail(r, "untimed %zu: column %zu is not an integer", i, k);
+            c[k] = json_integer_value(v);
+        }
+        if (c[0] < 0 || (size_t)c[0] >= r->p->n_threads)
+            return fail(r, "untimed %zu: thread %lld out of range", i, (long long)c[0]);
+        if (c[1] < 0 || (size_t)c[1] >= r->n_stacks_in)
+            return fail(r, "untimed %zu: stack %lld out of range", i, (long long)c[1]);
+        if (c[2] != PROFILE_RUNNING && c[2] != PROFILE_WAITING)
+            return fail(r, "untimed %zu: unknown state %lld", i, (long long)c[2]);
+        if (c[3] <= 0 || c[4] < 0) return fail(r, "untimed %zu: bad count or CPU time", i);
+        int64_t values[2] = {c[3], has_cpu ? c[4] : 0};
+        if (profile_add_sample(r->p, (uint32_t)c[0], r->stack_of[c[1]], (int)c[2], -1, values))
+            return fail(r, "out of memory");
+        r->p->meta.untimed_samples += (uint64_t)c[3];
+    }
+    r->p->meta.timed_end_ns = end;
+    if (r->p->meta.untimed_samples) {
+        char note[256];
+        snprintf(note, sizeof note,
+                 "time order ends at %.3f s: the %llu samples after it (the runtime's row table "
+                 "was full) are counted per stack, thread and state, with no time",
+                 (double)end / 1e9, (unsigned long long)r->p->meta.untimed_samples);
+        if (profile_add_comment(r->p, note)) return fail(r, "out of memory");
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ fast path */
 
 /* Where the two big arrays are, once raw_scan has checked they are arrays of integer
@@ -756,6 +805,7 @@ struct profile *read_raw_json(const char *buf, size_t len, char *why, size_t why
     if (!rc && fast) rc = read_fast(&r, &f);
     if (!rc && !fast) rc = read_stacks(&r, root);
     if (!rc && !fast) rc = read_samples(&r, root);
+    if (!rc) rc = read_untimed(&r, root);
     /* The document lives in the arena: dropped whole, not freed node by node. */
     json_set_alloc_funcs(old_malloc, old_free);
     arena_drop();

@@ -34,9 +34,12 @@ int export_sort_by_time(const struct profile *p, size_t *order, size_t n)
         free(key), free(key2), free(order2);
         return -ENOMEM;
     }
-    /* Signed times ordered as unsigned keys. */
-    for (size_t i = 0; i < n; i++)
-        key[i] = (uint64_t)p->samples[order[i]].time_ns ^ (1ull << 63);
+    /* Times as unsigned keys; a sample without one (-1: a long run's counts past its
+     * row table, or a pprof input's) after every timed one. */
+    for (size_t i = 0; i < n; i++) {
+        int64_t t = p->samples[order[i]].time_ns;
+        key[i] = t < 0 ? UINT64_MAX : (uint64_t)t;
+    }
     for (int shift = 0; shift < 64; shift += 8) {
         size_t count[257] = {0};
         for (size_t i = 0; i < n; i++)

@@ -57,8 +57,10 @@ static void put_us(FILE *out, int64_t ns)
 
 static int sorted_by_time(const struct profile *p, const size_t *order, size_t n)
 {
-    for (size_t k = 1; k < n; k++)
-        if (p->samples[order[k]].time_ns < p->samples[order[k - 1]].time_ns) return 0;
+    for (size_t k = 1; k < n; k++) {
+        uint64_t a = (uint64_t)p->samples[order[k - 1]].time_ns, b = (uint64_t)p->samples[order[k]].time_ns;
+        if (b < a) return 0; /* as unsigned: -1 (no time) after every time */
+    }
     return 1;
 }
 
@@ -168,6 +170,14 @@ static int write_cpuprofile(const struct profile *p, const struct summary *s, FI
         write_node(&c, i, kids, first, out);
     fprintf(out, "],\n\"startTime\":%" PRId64 ",\"endTime\":", start_us);
     put_us(out, start_us * 1000 + total_ns);
+    if (p->meta.untimed_samples) { /* where this timeline stops being the run's time order */
+        int64_t timed_ns = 0;
+        for (size_t k = 0; k < n_order && p->samples[order[k]].time_ns >= 0; k++)
+            timed_ns += export_value(s, order[k]) * c.ns_per_unit;
+        fputs(",\"timedEndTime\":", out);
+        put_us(out, start_us * 1000 + timed_ns);
+        fprintf(out, ",\"untimedSamples\":%" PRIu64, p->meta.untimed_samples);
+    }
     fputs(",\n\"samples\":[", out);
     for (size_t k = 0; k < n_order; k++) {
         export_put_int(out, leaf[k] + 1);

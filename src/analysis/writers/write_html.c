@@ -177,6 +177,9 @@ static void put_meta(FILE *out, const struct profile *p, const struct summary *s
     escape_json(out, m->exe);
     fputs(",\"engine\":", out);
     escape_json(out, m->engine);
+    if (m->untimed_samples) /* samples with time -1 follow the time order's end */
+        fprintf(out, ",\"timed_end_ns\":%" PRId64 ",\"untimed_samples\":%" PRIu64,
+                m->timed_end_ns, m->untimed_samples);
     /* How whole the stacks are: the report's figure and its very lines. */
     char *text = report_walks_text(p, s);
     fprintf(out, ",\n\"stacks\":{\"known\":%s,\"incomplete\":%.6g,\"se\":%.6g,\"text\":",
@@ -257,7 +260,9 @@ static void put_samples(FILE *out, const struct profile *p)
             const struct profile_sample *sm = &p->samples[i];
             put_column_start(out, keys[k], i);
             if (k == 0)
-                export_put_int(out, sm->time_ns > 0 ? sm->time_ns : 0);
+                export_put_int(out, sm->time_ns > 0 ? sm->time_ns
+                                    : sm->time_ns < 0 && p->meta.untimed_samples ? -1
+                                                                                 : 0);
             else
                 export_put_int(out, k == 1 ? sm->thread : k == 2 ? sm->stack : sm->state);
         }

@@ -74,7 +74,19 @@ static int write_thread(const struct summary *s, size_t t, const size_t *idx, si
     char *name = export_thread_root(p, t);
     if (!name) return -ENOMEM;
     fputs(first ? "\n{\"type\":\"sampled\",\"name\":" : ",\n{\"type\":\"sampled\",\"name\":", out);
-    escape_json(out, name);
+    size_t untimed = 0;
+    for (size_t i = 0; i < n; i++)
+        untimed += p->samples[idx[i]].time_ns < 0 && export_value(s, idx[i]);
+    if (untimed && p->meta.untimed_samples) { /* the name is what speedscope shows */
+        char *named = NULL;
+        if (asprintf(&named, "%s (time order until %.3f s; the rest counted per stack)", name,
+                     (double)p->meta.timed_end_ns / 1e9) < 0)
+            named = NULL;
+        escape_json(out, named ? named : name);
+        free(named);
+    } else {
+        escape_json(out, name);
+    }
     free(name);
     fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRId64 ",\"samples\":[",
             speedscope_unit(p->sample_types[s->type].unit), total);

@@ -79,6 +79,9 @@ static void put_totals(FILE *out, const struct profile *p, const struct summary 
             ",",
             p->period, p->n_threads, p->meta.dropped, p->meta.truncated);
     put_str(out, "engine", p->meta.engine);
+    if (p->meta.untimed_samples) /* a long run: the time order ends there */
+        fprintf(out, ",\"timed_end_ns\":%" PRId64 ",\"untimed_samples\":%" PRIu64,
+                p->meta.timed_end_ns, p->meta.untimed_samples);
     fputs("},\n", out);
 }
 

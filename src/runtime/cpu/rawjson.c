@@ -206,6 +206,27 @@ static void rj_samples(struct rj *w)
     rj_s(w, "],\n");
 }
 
+/* Past the row table: the samples counted per (stack, thread, state), and where the
+ * timed rows end. */
+static void rj_untimed(struct rj *w)
+{
+    const struct sink_counts *c = sink_counts();
+    if (!c->agg_samples && !c->samples_past_limit) return;
+    rj_s(w, "\"timed_end_ns\":"), rj_u(w, c->timed_end_ns);
+    rj_s(w, ",\n\"untimed\":[");
+    size_t n = sink_agg_count();
+    for (size_t i = 0; i < n; i++) {
+        const struct sink_agg_entry *e = sink_agg(i);
+        rj_s(w, i ? ",\n[" : "\n[");
+        rj_u(w, e->thread), rj_s(w, ",");
+        rj_i(w, (int32_t)e->stack1 - 1), rj_s(w, ",");
+        rj_u(w, e->state), rj_s(w, ",");
+        rj_u(w, e->count), rj_s(w, ",");
+        rj_u(w, e->cpu_ns), rj_s(w, "]");
+    }
+    rj_s(w, "],\n");
+}
+
 static void rj_pair(struct rj *w, const char *k, uint64_t used, uint64_t limit, int last)
 {
     rj_key(w, k);
@@ -219,7 +240,8 @@ static void rj_counts(struct rj *w)
     rj_s(w, "\"tables\":{");
     rj_pair(w, "stacks", c->stacks, SINK_STACKS_MAX, 0);
     rj_pair(w, "stack_words", c->words, SINK_WORDS_MAX, 0);
-    rj_pair(w, "samples", c->samples, SINK_SAMPLES_MAX, 0);
+    rj_pair(w, "samples", c->samples, c->rows_max, 0);
+    rj_pair(w, "untimed", c->agg_entries, SINK_AGG_MAX, 0);
     rj_pair(w, "threads", registry_thread_count(), REGISTRY_THREADS_MAX, 0);
     rj_pair(w, "images", images_count(), IMAGES_MAX, 1);
     rj_s(w, "},\n\"past_limits\":{\"other_stacks_samples\":"), rj_u(w, c->other_stack_samples);
@@ -273,6 +295,7 @@ static void rj_document(struct rj *w, const struct rawjson_meta *m)
     rj_threads(w);
     rj_stacks(w);
     rj_samples(w);
+    rj_untimed(w);
     rj_counts(w);
     rj_s(w, "\"dropped\":"), rj_u(w, sink_counts()->dropped);
     rj_s(w, "}\n");

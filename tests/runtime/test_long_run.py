@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""A long run made short: the row table cut to 2,000 rows (KESTREL_TEST_SAMPLE_ROWS,
+a knob for tests only), so that a few seconds of four busy threads go far past it,
+as hours would past the real 4,194,304. Past the rows every sample must still be
+counted with its stack, thread and state: the CPU time of all samples is the threads'
+own CPU time, the running samples are that CPU time times the rate (the perf engine
+samples every period of CPU time), share_a():share_b() is 1:3 in the whole profile and
+in the untimed part alone, within three standard errors, and the raw file, the CLI's
+report and every export that has a time order say where it ends."""
+import json
+import math
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from rtlib import ENGINE, Checker, LIB, ROOT, load, prog, profiled_env, run, tmpdir
+
+KESTREL = os.path.join(ROOT, "build", "bin", "kestrel")
+ROWS = 2000
+HZ = 997
+
+c = Checker()
+d = tmpdir()
+raw = os.path.join(d, "long.raw.json")
+r = run([prog("prog_longrun"), "1500"],
+        profiled_env(raw, hz=HZ, extra={"KESTREL_TEST_SAMPLE_ROWS": str(ROWS)}))
+c.check(r.returncode == 0, "the program ran: %s" % r.stderr)
+cpu_ns = int(r.stdout.split()[0])
+p = load(raw)
+
+c.check(len(p["samples"]) == ROWS, "the row table is full: %d rows" % len(p["samples"]))
+c.check(p["tables"]["samples"] == [ROWS, ROWS], "tables.samples says so: %r" % p["tables"]["samples"])
+end = p.get("timed_end_ns")
+c.check(isinstance(end, int) and end > 0, "timed_end_ns is written: %r" % end)
+c.check(all(s[0] <= end for s in p["samples"]), "every row is before the end of the time order")
+u = p.get("untimed", [])
+c.check(len(u) > 0 and p["tables"]["untimed"] == [len(u), 1 << 18],
+        "the untimed counts and their table: %d, %r" % (len(u), p["tables"].get("untimed")))
+c.check(p["past_limits"]["samples"] == 0, "nothing went past both tables")
+c.check(p["dropped"] == 0, "nothing dropped: %d" % p["dropped"])
+
+stacks = p["stacks"]
+names = {}  # stack index -> "a", "b" or None, from the symbols of prog_longrun
+nm = subprocess.run(["nm", prog("prog_longrun")], capture_output=True, text=True).stdout
+syms = sorted((int(l.split()[0], 16), l.split()[2]) for l in nm.splitlines()
+              if len(l.split()) == 3 and l.split()[1] in "tT")
+exe = [im for im in p["images"] if im["path"] == os.path.realpath(prog("prog_longrun"))][0]
+
+
+def fn_of(addr):
+    a = addr - exe["slide"]
+    best = None
+    for v, n in syms:
+        if v <= a:
+            best = n
+    return best
+
+
+def share_of(stack):
+    for k, a in enumerate(stacks[stack]):
+        f = fn_of(a if k == 0 else a - 1)
+        if f in ("share_a", "share_b"):
+            return f
+    return None
+
+
+rows = [(s[2], s[3], 1, s[4]) for s in p["samples"]]          # stack, state, count, cpu
+agg = [(e[1], e[2], e[3], e[4]) for e in u]
+every = rows + agg
+total_cpu = sum(x[3] for x in every)
+c.check(abs(total_cpu - cpu_ns) <= 0.03 * cpu_ns + 20e6,
+        "CPU ns of all samples %d vs the threads' own %d" % (total_cpu, cpu_ns))
+running = sum(x[2] for x in every if x[1] == 0)
+if p["engine"] == "perf":
+    want = cpu_ns * HZ / 1e9
+    c.check(abs(running - want) <= 0.03 * want + 3 * math.sqrt(want),
+            "running samples %d vs CPU time x rate %.0f" % (running, want))
+
+
+def shares(part):
+    n = {"share_a": 0, "share_b": 0}
+    for st, state, cnt, _ in part:
+        f = share_of(st) if state == 0 else None
+        if f:
+            n[f] += cnt
+    tot = n["share_a"] + n["share_b"]
+    return (n["share_b"] / tot if tot else 0), tot
+
+
+for what, part in (("the whole profile", every), ("the untimed part", agg)):
+    pb, n = shares(part)
+    se = math.sqrt(0.75 * 0.25 / n) if n else 1
+    c.check(n > 500, "%s: %d running samples in share_a/share_b" % (what, n))
+    c.check(abs(pb - 0.75) <= 3 * se + 0.02,
+            "%s: share_b %.3f of the two, want 0.75 (SE %.3f)" % (what, pb, se))
+
+# the CLI: every reader and export that has time says where it ends
+total_samples = sum(x[2] for x in every)
+rep = subprocess.run([KESTREL, "report", raw], capture_output=True, text=True)
+c.check(rep.returncode == 0 and ("time order ends at %.3f s" % (end / 1e9)) in rep.stdout,
+        "the report says where the time order ends: %s" % rep.stdout[-600:])
+c.check(("%d samples" % total_samples) in rep.stdout.splitlines()[1],
+        "the report counts every sample (%d): %s" % (total_samples, rep.stdout.splitlines()[1]))
+stem = os.path.join(d, "out")
+for fmt, suffix in (("summary", ".profile.json"), ("cpuprofile", ".cpuprofile"),
+                    ("speedscope", ".speedscope.json"), ("html", ".html"), ("pprof", ".pb.gz")):
+    out = stem + suffix
+    e = subprocess.run([KESTREL, "export", "--format", fmt, "-o", out, raw], capture_output=True,
+                       text=True)
+    c.check(e.returncode == 0, "export %s: %s" % (fmt, e.stderr))
+if os.path.exists(stem + ".profile.json"):
+    t = json.load(open(stem + ".profile.json"))["totals"]
+    c.check(t.get("timed_end_ns") == end and t.get("untimed_samples") == sum(x[2] for x in agg),
+            "profile.json: timed_end_ns and untimed_samples: %r" % t)
+    c.check(t.get("samples") == total_samples, "profile.json counts every sample: %r" % t.get("samples"))
+if os.path.exists(stem + ".cpuprofile"):
+    cp = json.load(open(stem + ".cpuprofile"))
+    c.check(cp["startTime"] < cp.get("timedEndTime", -1) < cp["endTime"],
+            "cpuprofile: timedEndTime between start and end")
+if os.path.exists(stem + ".speedscope.json"):
+    ss = json.load(open(stem + ".speedscope.json"))
+    c.check(any("time order until %.3f s" % (end / 1e9) in pr["name"] for pr in ss["profiles"]),
+            "speedscope: the threads' names say where time order ends")
+if os.path.exists(stem + ".html"):
+    html = open(stem + ".html").read()
+    c.check('"timed_end_ns":%d' % end in html, "html: the viewer's data has timed_end_ns")
+if os.path.exists(stem + ".pb.gz"):
+    g = subprocess.run(["go", "tool", "pprof", "-raw", stem + ".pb.gz"], capture_output=True,
+                       text=True, env=dict(os.environ, HOME=d))
+    c.check("time order ends at" in g.stdout, "pprof: a comment says where time order ends")
+c.exit()
