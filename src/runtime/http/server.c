@@ -400,7 +400,14 @@ static void *http_main(void *arg)
         }
         if (n > 0 && (pf[0].revents & POLLIN)) {
             int fd = accept4(hs.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-            if (fd >= 0) http_serve_one(http_fd_high(fd));
+            if (fd >= 0) {
+                http_serve_one(http_fd_high(fd));
+            } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+                /* Out of descriptors (the program's own limit) or memory: the
+                 * connection stays in the backlog; try again later, not in a spin. */
+                struct timespec pause = {0, 100 * 1000000};
+                nanosleep(&pause, NULL);
+            }
         }
     }
     return NULL;
