@@ -57,6 +57,7 @@ static struct {
     enum http_method win_method;
     int win_waiting;               /* state=all */
     uint64_t win_deadline_ms;      /* CLOCK_MONOTONIC: its end, then the end of its grace */
+    uint64_t win_end_ns;           /* CLOCK_MONOTONIC: its start + the seconds asked */
     int win_grace;                 /* its end has passed: waiting for the last drains */
 } hs = {.listen_fd = -1, .win_fd = -1};
 
@@ -323,9 +324,10 @@ int http_window_begin(int fd, enum http_method m, unsigned seconds, int waiting)
     uint64_t now = http_now_ms();
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    int rc = sink_window_open((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
-                              profile_hz(), e ? e->name : NULL);
+    uint64_t start = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    int rc = sink_window_open(start, profile_hz(), e ? e->name : NULL);
     if (rc) return rc;
+    hs.win_end_ns = start + (uint64_t)seconds * 1000000000ull;
     hs.win_fd = fd;
     hs.win_method = m;
     hs.win_waiting = waiting;
@@ -390,9 +392,8 @@ static void *http_main(void *arg)
             if (pf[1].revents & (POLLRDHUP | POLLHUP | POLLERR))
                 http_window_end(0); /* the client hung up: nobody to answer */
             else if (http_now_ms() >= hs.win_deadline_ms && !hs.win_grace) {
-                struct timespec ts;
-                clock_gettime(CLOCK_MONOTONIC, &ts);
-                sink_window_end_at((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+                /* exactly the seconds asked, even when a slow request held us past them */
+                sink_window_end_at(hs.win_end_ns);
                 hs.win_grace = 1;
                 hs.win_deadline_ms = http_now_ms() + HTTP_WINDOW_GRACE_MS;
             } else if (http_now_ms() >= hs.win_deadline_ms)
