@@ -33,7 +33,10 @@ c.check(len(p["samples"]) == ROWS, "the row table is full: %d rows" % len(p["sam
 c.check(p["tables"]["samples"] == [ROWS, ROWS], "tables.samples says so: %r" % p["tables"]["samples"])
 end = p.get("timed_end_ns")
 c.check(isinstance(end, int) and end > 0, "timed_end_ns is written: %r" % end)
-c.check(all(s[0] <= end for s in p["samples"]), "every row is before the end of the time order")
+# No untimed sample is before the end of the time order (by construction); rows may go
+# on past it by what an engine drains at once (the perf engine: 500 ms at most).
+late = max(s[0] for s in p["samples"]) - end
+c.check(late <= 1000000000, "rows go on at most 1 s past the end of the time order: %d ns" % late)
 u = p.get("untimed", [])
 c.check(len(u) > 0 and p["tables"]["untimed"] == [len(u), 1 << 18],
         "the untimed counts and their table: %d, %r" % (len(u), p["tables"].get("untimed")))

@@ -212,7 +212,10 @@ void sink_add_interned(struct reg_slot *slot, uint64_t t_ns, uint64_t cpu_ns, in
         sink_window_add(t, slot->thread_index, t_ns, cpu_ns, state, stack);
     uint64_t rel = t_ns > sink_start_ns ? t_ns - sink_start_ns : 0;
     if (sink_n.samples >= sink_rows_max) {
-        if (!sink_n.agg_samples && !sink_n.samples_past_limit) sink_n.timed_end_ns = rel;
+        /* The earliest of them: engines drain thread by thread, so rows may go on a
+         * little past it, but no sample before it lacks a row. */
+        if ((!sink_n.agg_samples && !sink_n.samples_past_limit) || rel < sink_n.timed_end_ns)
+            sink_n.timed_end_ns = rel;
         sink_count_past_rows(slot->thread_index, cpu_ns, state, stack);
         return;
     }

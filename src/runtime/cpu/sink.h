@@ -61,7 +61,7 @@ struct sink_counts {
     uint64_t stops[UNWIND_STOPS]; /* walks by how they ended */
     uint64_t other_stack_samples; /* samples whose stack went to "(other stacks)" */
     uint64_t rows_max;            /* the row table's limit (SINK_SAMPLES_MAX, or less) */
-    uint64_t timed_end_ns;        /* t_rel_ns of the first sample that found no row */
+    uint64_t timed_end_ns;        /* t_rel_ns of the earliest sample that found no row */
     uint64_t agg_samples;         /* samples past the rows, counted per stack/thread/state */
     uint64_t agg_cpu_ns;          /* their CPU ns */
     uint64_t agg_entries;         /* distinct (stack, thread, state) among them */
