@@ -85,6 +85,56 @@ static void test_images(void)
     profile_free(p);
 }
 
+/* The rule of profile_image_of as a plain scan: the first image in order whose range
+ * holds addr; else, of the images without a range, the greatest base at or below it
+ * (the first of equal ones). */
+static int image_of_by_scan(const struct profile *p, uint64_t addr)
+{
+    for (size_t i = 0; i < p->n_images; i++) {
+        const struct profile_image *im = &p->images[i];
+        if (im->text_size && addr >= im->text && addr - im->text < im->text_size) return (int)i;
+    }
+    int best = -1;
+    for (size_t i = 0; i < p->n_images; i++) {
+        const struct profile_image *im = &p->images[i];
+        if (!im->text_size && im->base <= addr && (best < 0 || im->base > p->images[best].base))
+            best = (int)i;
+    }
+    return best;
+}
+
+/* profile_image_of answers from an index: the same answers as the scan, for images
+ * apart, overlapping, unranged with equal bases, and images added after a lookup. */
+static void test_image_index(void)
+{
+    uint64_t seed = 42;
+    for (int round = 0; round < 40; round++) {
+        struct profile *p = profile_new(PROFILE_CPU);
+        int overlapping = round % 2, mismatches = 0;
+        for (int batch = 0; batch < 3; batch++) {
+            for (int i = 0; i < 50; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                uint64_t r = seed >> 20;
+                struct profile_image im = {.path = "x"};
+                if (r % 4 == 0) {
+                    im.base = (r >> 8) % 64 * 0x1000; /* unranged, bases often equal */
+                } else if (overlapping) {
+                    im.text = (r >> 8) % 256 * 0x100;
+                    im.text_size = 0x100 + (r >> 16) % 0x800;
+                } else {
+                    im.text = ((uint64_t)(batch * 50 + i) * 0x1000) + 0x100000;
+                    im.text_size = 0x100 + (r >> 16) % 0xe00;
+                }
+                CHECK(profile_add_image(p, &im) >= 0);
+            }
+            for (uint64_t a = 0; a < 0x200000; a += 0x101)
+                mismatches += profile_image_of(p, a) != image_of_by_scan(p, a);
+        }
+        CHECKF(mismatches == 0, "round %d: %d addresses differ from the scan", round, mismatches);
+        profile_free(p);
+    }
+}
+
 static int ok_writer(const struct profile *p, const struct summary *s, FILE *out)
 {
     (void)p, (void)s;
@@ -151,6 +201,7 @@ int main(void)
 {
     test_interning();
     test_images();
+    test_image_index();
     test_atomic();
     test_table();
     return check_exit();

@@ -37,11 +37,24 @@ struct str_pool {
     size_t mask, n;
 };
 
+/* One image in profile_image_of's index: its executable range, or its base. */
+struct image_key {
+    uint64_t lo, hi; /* [text, text + text_size), or [base, base] for an unranged image */
+    uint32_t image;
+};
+
 struct profile_hash {
     struct index_table frames;
     struct index_table stacks;
     struct str_pool strings;  /* what frames[].name and .file point into */
     struct pool_chunk *words; /* what stacks[].frames point into */
+    /* profile_image_of's index, built for the images there were (n_indexed) on first
+     * use and again when there are more: a scan of every image per address made a
+     * profile of 100,000 mappings and as many locations take minutes. */
+    struct image_key *ranged;   /* sorted by (lo, image) */
+    struct image_key *unranged; /* sorted by (base, image descending) */
+    size_t n_ranged, n_unranged, n_indexed;
+    int overlap; /* two ranges overlap: the first image in order wins, by a scan */
 };
 
 /* n bytes (a multiple of 4) from the chunks at *head; NULL when memory runs out. */
@@ -225,6 +238,7 @@ void profile_free(struct profile *p)
 {
     if (!p) return;
     free_frames_stacks(p);
+    if (p->hash) free(p->hash->ranged), free(p->hash->unranged);
     free(p->hash);
     for (size_t i = 0; i < p->n_sample_types; i++) {
         free(p->sample_types[i].type);
@@ -468,14 +482,91 @@ int profile_add_comment(struct profile *p, const char *text)
 
 /* ------------------------------------------------------------------ queries */
 
-int profile_image_of(const struct profile *p, uint64_t addr)
+static int cmp_image_key(const void *a, const void *b)
 {
+    const struct image_key *x = a, *y = b;
+    if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
+    return x->image < y->image ? -1 : x->image > y->image;
+}
+
+/* Unranged images: by base, and among equal bases the lowest index last, so the last
+ * key at or below an address is the one the scan would pick. */
+static int cmp_base_key(const void *a, const void *b)
+{
+    const struct image_key *x = a, *y = b;
+    if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
+    return x->image > y->image ? -1 : x->image < y->image;
+}
+
+/* (Re)builds profile_image_of's index; -1 when memory runs out (the caller scans). */
+static int image_index(const struct profile *p)
+{
+    struct profile_hash *h = p->hash;
+    if (h->n_indexed == p->n_images && (h->ranged || h->unranged || !p->n_images)) return 0;
+    free(h->ranged), free(h->unranged);
+    h->ranged = malloc((p->n_images + 1) * sizeof *h->ranged);
+    h->unranged = malloc((p->n_images + 1) * sizeof *h->unranged);
+    h->n_ranged = h->n_unranged = h->n_indexed = 0;
+    h->overlap = 0;
+    if (!h->ranged || !h->unranged) {
+        free(h->ranged), free(h->unranged);
+        h->ranged = h->unranged = NULL;
+        return -1;
+    }
     for (size_t i = 0; i < p->n_images; i++) {
         const struct profile_image *im = &p->images[i];
-        if (im->text_size && addr >= im->text && addr - im->text < im->text_size) return (int)i;
+        if (im->text_size)
+            h->ranged[h->n_ranged++] =
+                (struct image_key){im->text, im->text + im->text_size, (uint32_t)i};
+        else
+            h->unranged[h->n_unranged++] = (struct image_key){im->base, im->base, (uint32_t)i};
+    }
+    qsort(h->ranged, h->n_ranged, sizeof *h->ranged, cmp_image_key);
+    qsort(h->unranged, h->n_unranged, sizeof *h->unranged, cmp_base_key);
+    /* A range that wraps (hi < lo) is treated as overlapping too: the scan decides. */
+    uint64_t end = 0;
+    for (size_t i = 0; i < h->n_ranged; i++) {
+        if ((i && h->ranged[i].lo < end) || h->ranged[i].hi < h->ranged[i].lo) h->overlap = 1;
+        if (h->ranged[i].hi > end) end = h->ranged[i].hi;
+    }
+    h->n_indexed = p->n_images;
+    return 0;
+}
+
+/* The last key whose lo is at or below addr; n when none. */
+static size_t last_at_or_below(const struct image_key *k, size_t n, uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k[mid].lo <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? lo - 1 : n;
+}
+
+int profile_image_of(const struct profile *p, uint64_t addr)
+{
+    const struct profile_hash *h = p->hash;
+    int indexed = h && !image_index(p);
+    if (indexed && !h->overlap) {
+        size_t k = last_at_or_below(h->ranged, h->n_ranged, addr);
+        if (k < h->n_ranged && addr < h->ranged[k].hi) return (int)h->ranged[k].image;
+    } else {
+        for (size_t i = 0; i < p->n_images; i++) {
+            const struct profile_image *im = &p->images[i];
+            if (im->text_size && addr >= im->text && addr - im->text < im->text_size)
+                return (int)i;
+        }
     }
     /* Only images that say nothing about their executable range may claim an
      * address by base: a ranged image that does not contain it cannot hold it. */
+    if (indexed) {
+        size_t k = last_at_or_below(h->unranged, h->n_unranged, addr);
+        return k < h->n_unranged ? (int)h->unranged[k].image : -1;
+    }
     int best = -1;
     for (size_t i = 0; i < p->n_images; i++) {
         const struct profile_image *im = &p->images[i];
@@ -551,6 +642,7 @@ void profile_replace_stacks(struct profile *p, struct profile *with, const uint3
     with->frames = NULL;
     with->stacks = NULL;
     with->n_frames = with->n_stacks = with->cap_frames = with->cap_stacks = 0;
+    free(with->hash->ranged), free(with->hash->unranged); /* not p's images */
     memset(with->hash, 0, sizeof *with->hash);
     for (size_t i = 0; i < p->n_samples; i++)
         p->samples[i].stack = map[p->samples[i].stack];
