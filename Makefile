@@ -30,7 +30,7 @@ RUNTIME_CFLAGS  := $(COMMON) $(OPT) -fPIC -fvisibility=hidden -ftls-model=initia
                    -pthread -D_GNU_SOURCE
 ANALYSIS_CFLAGS := $(COMMON) $(OPT) -D_GNU_SOURCE
 SAN_FLAGS       := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-ANALYSIS_LIBS   := -ldw -lelf -ljansson -lz -lm -lpthread -lstdc++
+ANALYSIS_LIBS   := -ldw -lelf -ljansson -liberty -lz -lm -lpthread -lstdc++
 RUNTIME_LIBS    := -ldl -pthread
 
 # The folders are the parts (docs/DESIGN.md, "Layout"): src/common is libc-only code
@@ -141,7 +141,7 @@ $(LIBTRUTH_SAN): $(TRUTH_SAN_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-# -lstdc++ is for __cxa_demangle (C++ names, no external process).
+# Names are demangled by libiberty (-liberty: C++, Rust, D), in process.
 $(KESTREL): $(CLI_OBJS) $(LIBTRUTH) $(LIBANALYSIS)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $(CLI_OBJS) $(LIBTRUTH) $(LIBANALYSIS) $(ANALYSIS_LIBS)

@@ -10,7 +10,7 @@ BUILD_PKGS=(
   gcc:/usr/bin/gcc make:/usr/bin/make pkg-config:/usr/bin/pkg-config
   libdw-dev:/usr/include/elfutils/libdw.h libelf-dev:/usr/include/libelf.h
   libjansson-dev:/usr/include/jansson.h zlib1g-dev:/usr/include/zlib.h
-  binutils:/usr/bin/objcopy
+  binutils:/usr/bin/objcopy libiberty-dev:/usr/include/libiberty/demangle.h
 )
 TEST_PKGS=(
   clang:/usr/bin/clang libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
@@ -18,7 +18,7 @@ TEST_PKGS=(
   procps:/usr/bin/pgrep g++:/usr/bin/g++
   libjemalloc2:/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
   libtcmalloc-minimal4:/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
-  time:/usr/bin/time
+  time:/usr/bin/time cargo:cargo
 )
 BENCH_PKGS=(
   linux-perf:/usr/bin/perf google-perftools:/usr/bin/google-pprof

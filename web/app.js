@@ -198,7 +198,7 @@
             tr.dataset.fn = r.fn;
             if (r.fn === st.selectedFn) tr.className = 'selected';
             const name = el('td', 'fn', r.name);
-            name.title = r.file ? r.file : 'no source file';
+            name.title = r.name + '\n' + (r.file ? r.file : 'no source file');
             tr.append(name, el('td', 'num', KFormat.shareWithErr(r.selfShare, r.selfSE)),
                       el('td', 'num', KFormat.shareWithErr(r.totalShare, r.totalSE)));
             tr.addEventListener('click', () => selectFunction(r.fn));

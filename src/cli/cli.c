@@ -101,7 +101,7 @@ int cli_parse_state(const char *word, int *state)
     return 0;
 }
 
-int cli_report(const struct profile *p, const struct summary *s, int state)
+int cli_report(const struct profile *p, const struct summary *s, int state, int wide)
 {
     struct summary *only = NULL;
     if (state != SUMMARY_ALL_STATES && p->kind == PROFILE_CPU) {
@@ -111,7 +111,8 @@ int cli_report(const struct profile *p, const struct summary *s, int state)
             return -1;
         }
     }
-    int rc = report_write(p, only ? only : s, stdout, report_wants_colour(stdout));
+    int rc = report_write(p, only ? only : s, stdout,
+                          report_wants_colour(stdout) | (wide ? REPORT_WIDE : 0));
     summary_free(only);
     if (rc) {
         fprintf(stderr, "kestrel: stdout: write error\n");

@@ -25,9 +25,10 @@ int cli_export_all(const struct profile *p, const struct summary *s, const char 
 int cli_parse_state(const char *word, int *state);
 
 /* Prints the terminal report to stdout, its table over the samples of `state` (a
- * CPU profile's; a heap profile has no states and is reported whole). s aggregates
- * every sample, as the exports use it. Returns 0 or -1. */
-int cli_report(const struct profile *p, const struct summary *s, int state);
+ * CPU profile's; a heap profile has no states and is reported whole), with whole
+ * function names when `wide`. s aggregates every sample, as the exports use it.
+ * Returns 0 or -1. */
+int cli_report(const struct profile *p, const struct summary *s, int state, int wide);
 
 /* Usage errors: `kestrel <cmd>: <message>` and a pointer to --help; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -47,6 +48,7 @@ struct record_options {
     const char *binary;        /* --binary */
     const char *state;         /* --state for the report; NULL: all */
     const char *http;          /* --http=ADDR: KESTREL_HTTP for the program; NULL: none */
+    int wide;                  /* --wide: the report's names whole */
 };
 
 /* Parses record's options from argv[1..]; returns the index of PROGRAM, or -1 after

@@ -18,7 +18,7 @@
 static const char usage[] =
     "usage: kestrel record [-F HZ] [--engine auto|perf|signal] [--heap[=PATH]]\n"
     "                      [--heap-interval=BYTES] [-o STEM] [--binary PATH]\n"
-    "                      [--state STATE] [--http=ADDR] -- PROGRAM [ARGS]\n"
+    "                      [--state STATE] [--http=ADDR] [--wide] -- PROGRAM [ARGS]\n"
     "\n"
     "Runs PROGRAM with the kestrel runtime preloaded, passes its exit status through,\n"
     "then writes STEM.speedscope.json, STEM.cpuprofile, STEM.folded, STEM.profile.json,\n"
@@ -40,6 +40,7 @@ static const char usage[] =
     "  --http=ADDR            also serve /debug/pprof/ (Go's net/http/pprof endpoints)\n"
     "                         from the program while it runs, at ADDR (HOST:PORT,\n"
     "                         loopback; docs/continuous.md)\n"
+    "  --wide                 the report's function names whole, however wide\n"
     "  -h, --help             this text\n";
 
 /* ------------------------------------------------------------------ options */
@@ -61,6 +62,7 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
                                              {"binary", required_argument, 0, 'b'},
                                              {"state", required_argument, 0, 's'},
                                              {"http", required_argument, 0, 'W'},
+                                             {"wide", no_argument, 0, 'w'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     int c;
@@ -94,6 +96,9 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
             break;
         case 'W':
             o->http = optarg;
+            break;
+        case 'w':
+            o->wide = 1;
             break;
         default:
             cli_usage_error(cmd, "unknown option or missing value: %s", argv[optind - 1]);
@@ -249,7 +254,7 @@ static int analyse(const char *path, const char *stem, const struct record_optio
     if (!failed) fprintf(stderr, "kestrel: wrote %s.*\n", stem);
     int state;
     cli_parse_state(o->state, &state); /* checked by record_parse */
-    failed += cli_report(p, s, state) ? 1 : 0;
+    failed += cli_report(p, s, state, o->wide) ? 1 : 0;
     summary_free(s);
     profile_free(p);
     return failed ? -1 : 0;

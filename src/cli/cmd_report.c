@@ -6,7 +6,7 @@
 #include "cli/commands.h"
 
 static const char usage[] =
-    "usage: kestrel report [--sample-type TYPE] [--state STATE] [--binary PATH] INPUT\n"
+    "usage: kestrel report [--sample-type TYPE] [--state STATE] [--wide] [--binary PATH] INPUT\n"
     "\n"
     "Prints the terminal report of INPUT: a raw CPU profile (JSON, as the runtime\n"
     "writes it) or a pprof file (gzip or not; kestrel's or another tool's).\n"
@@ -16,6 +16,8 @@ static const char usage[] =
     "  --state STATE       which samples of a CPU profile the top-10 counts: running\n"
     "                      (on-CPU), waiting (off-CPU) or all (the default); the\n"
     "                      running/waiting split above it is always of every sample\n"
+    "  --wide              function names whole, however wide (else shortened to fit\n"
+    "                      the terminal: parameters, then template arguments, first)\n"
     "  --binary PATH       the profiled program's file, when it moved since the run\n"
     "                      (used only if its build id matches the recorded one)\n"
     "  -h, --help          this text\n";
@@ -25,15 +27,18 @@ int cmd_report(int argc, char **argv)
     static const struct option longopts[] = {{"sample-type", required_argument, 0, 't'},
                                              {"binary", required_argument, 0, 'b'},
                                              {"state", required_argument, 0, 's'},
+                                             {"wide", no_argument, 0, 'w'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     struct cli_load_options o = {0};
-    int c, state = SUMMARY_ALL_STATES;
+    int c, state = SUMMARY_ALL_STATES, wide = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
         if (c == 'h') return fputs(usage, stdout), 0;
         if (c == 't')
             o.sample_type = optarg;
+        else if (c == 'w')
+            wide = 1;
         else if (c == 'b')
             o.binary = optarg;
         else if (c == 's') {
@@ -47,7 +52,7 @@ int cmd_report(int argc, char **argv)
     struct profile *p;
     struct summary *s;
     if (cli_load(argv[optind], &o, &p, &s)) return 1;
-    int rc = cli_report(p, s, state) ? 1 : 0;
+    int rc = cli_report(p, s, state, wide) ? 1 : 0;
     summary_free(s);
     profile_free(p);
     return rc;

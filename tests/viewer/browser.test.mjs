@@ -340,6 +340,27 @@ test('a function named as markup is text: no dialog, no element', async () => {
     await page.close();
 });
 
+test('a long C++ name is one line of the hot table, whole in its title', async () => {
+    const data = cpuData();
+    const long = 'std::_Rb_tree<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, ' +
+        'std::pair<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const, ' +
+        'std::vector<double, std::allocator<double> > >, std::less<std::__cxx11::basic_string<char> > >' +
+        '::_M_lower_bound(std::_Rb_tree_node<std::pair<std::__cxx11::basic_string<char> const, double> >*, ' +
+        'std::_Rb_tree_node_base*, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)';
+    data.frames[2][0] = long;
+    const page = await open(writePage(TEMPLATE, data, join(work, 'long-name.html')));
+    const cells = await page.$$eval('#hot tbody td.fn', (tds) => tds.map((t) => ({
+        text: t.textContent, title: t.title, h: t.getBoundingClientRect().height,
+        w: t.getBoundingClientRect().width, sw: t.scrollWidth})));
+    const longCell = cells.find((c) => c.text === long), short = cells.find((c) => c.text === 'main');
+    assert.ok(longCell, 'the long name is not in the table');
+    assert.ok(longCell.h <= short.h + 1, 'the long name takes ' + longCell.h + ' px, one line is ' + short.h);
+    assert.ok(longCell.sw > longCell.w, 'the long name is not cut');
+    assert.ok(longCell.title.startsWith(long + '\n'), 'the title lacks the whole name');
+    assert.deepEqual(page.errors, []);
+    await page.close();
+});
+
 test('hand-made page: a missing source says why; markup in the title is text', async () => {
     const file = writePage(TEMPLATE, cpuData(), join(work, 'fixture.html'));
     const page = await open(file);

@@ -161,7 +161,7 @@ int profile_frame_equal(const struct profile_frame *a, const struct profile_fram
     return a->address == b->address && a->line == b->line && a->column == b->column &&
            a->image == b->image && a->inlined == b->inlined && a->symbolized == b->symbolized &&
            a->from_debug == b->from_debug &&
-           a->name == b->name && a->file == b->file;
+           a->name == b->name && a->file == b->file && a->raw_name == b->raw_name;
 }
 
 static uint64_t stack_hash(const uint32_t *frames, uint32_t depth)
@@ -396,6 +396,7 @@ int64_t profile_intern_frame(struct profile *p, const struct profile_frame *f)
     struct profile_frame k = *f;
     k.name = pool_intern(&p->hash->strings, f->name ? f->name : "", &failed);
     k.file = pool_intern(&p->hash->strings, f->file, &failed);
+    k.raw_name = pool_intern(&p->hash->strings, f->raw_name, &failed);
     return failed ? -1 : profile_intern_frame_owned(p, &k);
 }
 

@@ -52,6 +52,8 @@ struct profile_thread {
 
 struct profile_frame {
     char *name;         /* function (demangled) or "0x..." when unresolved; never NULL */
+    char *raw_name;     /* the symbol as the object file spells it (mangled, with Rust's
+                           hash) when name is its demangled form; NULL otherwise */
     char *file;         /* source file; NULL when unknown */
     int32_t line;       /* 1-based; 0 when unknown */
     int32_t column;     /* 1-based; 0 when unknown */

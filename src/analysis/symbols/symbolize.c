@@ -3,6 +3,7 @@
  * kestrel's own reader (linetab.h) for every unit it reads, else from libdw. */
 #include "analysis/symbols/symbolize.h"
 
+#include "analysis/symbols/demangle.h"
 #include "analysis/symbols/linetab.h"
 #include "analysis/symbols/fpcheck.h"
 
@@ -19,8 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
-
 enum { IMG_UNOPENED = 0, IMG_READY = 1, IMG_HEX = -1 };
 
 /* An address range of one compilation unit (for objects without .debug_aranges). */
@@ -35,6 +34,7 @@ struct sym_inl {
     Dwarf_Addr lo, hi; /* [lo, hi) in the object's own addresses */
     uint32_t depth;    /* 1 for a call inlined into the function, 2 inside that... */
     char *name;        /* with's copy; NULL when unnamed */
+    char *raw;         /* with's copy of the mangled name; NULL when none */
     char *call_file;   /* with's copy of the absolute path; NULL when unknown */
     int32_t call_line, call_column;
 };
@@ -49,6 +49,7 @@ struct sym_fn {
     uint32_t n_inl;
     uint8_t built; /* inl and name are set */
     char *name;    /* with's copy; NULL when unnamed */
+    char *raw;     /* with's copy of the mangled name; NULL when none */
 };
 
 /* One CU: its functions, sorted by lo, and its line table, both built on the first
@@ -58,8 +59,8 @@ struct sym_cu_fns {
     Dwarf_Off cu; /* the CU DIE's offset */
     struct sym_fn *fns;
     size_t n;
-    struct linetab lines; /* when own_lines */
-    int own_lines;        /* 1: lines is read; 0: ask libdw (dwarf_getsrc_die, dw_files) */
+    struct linetab lines;  /* when own_lines */
+    int own_lines;         /* 1: lines is read; 0: ask libdw (dwarf_getsrc_die, dw_files) */
     Dwarf_Files *dw_files; /* libdw's file table when !own_lines; NULL when it has none */
     size_t n_dw_files;
     char **file_own; /* [lines.n_files]: each file's absolute path, with's copy; NULL
@@ -102,7 +103,7 @@ struct sym_image {
     struct linetab_sections sections; /* the sections linetab_read reads */
     int sections_state;               /* 0: not looked for, 1: found, -1: libdw reads lines */
     struct sym_strmap names;          /* DIE names, by (DIE offset + 1, 0) */
-    struct sym_strmap paths; /* absolute source paths, by (libdw's path, comp dir) */
+    struct sym_strmap paths;          /* absolute source paths, by (libdw's path, comp dir) */
 };
 
 /* Where each resolved (frame, leaf?) pair's new frames are in `out`. */
@@ -299,27 +300,102 @@ static void open_image(struct symbolizer *z, size_t i, int quiet)
 
 /* ------------------------------------------------------------------ names */
 
-static char *demangle(const char *name)
+/* A name and the symbol it was demangled from, in one block: "name\0raw\0", raw
+ * empty when the name was not mangled. What the names cache holds. */
+static char *name_pair(const char *name, const char *raw)
 {
-    if (name[0] == '_' && name[1] == 'Z') {
-        int status = -1;
-        char *d = __cxa_demangle(name, NULL, NULL, &status);
-        if (d && status == 0) return d;
-        free(d);
-    }
-    return strdup(name);
+    size_t n = strlen(name) + 1, r = raw ? strlen(raw) + 1 : 1;
+    char *b = malloc(n + r);
+    if (!b) return NULL;
+    memcpy(b, name, n);
+    if (raw)
+        memcpy(b + n, raw, r);
+    else
+        b[n] = 0;
+    return b;
 }
 
-/* A function DIE's name: its linkage name demangled (qualified, with parameters, for
- * C++), else its plain name; both looked up through abstract origins. */
+static const char *pair_raw(const char *pair)
+{
+    const char *raw = pair + strlen(pair) + 1;
+    return *raw ? raw : NULL;
+}
+
+/* The declaration a DIE stands for: its DW_AT_abstract_origin's or DW_AT_specification's,
+ * followed to the end (the declaration inside its class or namespace). */
+static Dwarf_Die *declaration_of(Dwarf_Die *die, Dwarf_Die *mem)
+{
+    *mem = *die;
+    for (int i = 0; i < 8; i++) {
+        Dwarf_Attribute a;
+        Dwarf_Die next;
+        if (!(dwarf_formref_die(dwarf_attr(mem, DW_AT_abstract_origin, &a), &next) ||
+              dwarf_formref_die(dwarf_attr(mem, DW_AT_specification, &a), &next)))
+            break;
+        *mem = next;
+    }
+    return mem;
+}
+
+/* A name without a linkage name (GCC writes none for a lambda's operator() or for
+ * some members of class templates) qualified by the scopes that hold its
+ * declaration, as the demangler would spell it: `ns::klass<T>::f`. NULL when it has
+ * no enclosing scope worth naming or memory runs out. */
+static char *qualified_name(Dwarf_Die *die, const char *name)
+{
+    Dwarf_Die decl_mem, *decl = declaration_of(die, &decl_mem);
+    Dwarf_Die *scopes = NULL;
+    int n = dwarf_getscopes_die(decl, &scopes);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = n > 1 ? open_memstream(&out, &len) : NULL;
+    /* scopes[0] is decl itself, scopes[n-1] the CU. */
+    for (int i = n - 2; f && i >= 1; i--) {
+        int tag = dwarf_tag(&scopes[i]);
+        const char *s = dwarf_diename(&scopes[i]);
+        if (tag == DW_TAG_namespace)
+            fprintf(f, "%s::", s ? s : "(anonymous namespace)");
+        else if (tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+                 tag == DW_TAG_union_type)
+            /* An unnamed class inside a function: a lambda's closure, as GCC writes it. */
+            fprintf(f, "%s::",
+                    s ? s
+                    : i + 1 < n - 1 && dwarf_tag(&scopes[i + 1]) == DW_TAG_subprogram
+                        ? "{lambda}"
+                        : "{unnamed type}");
+        else if (tag == DW_TAG_subprogram && s)
+            fprintf(f, "%s::", s); /* a local class: a lambda's closure */
+    }
+    if (f) {
+        fputs(name, f);
+        if (fclose(f)) out = NULL;
+    }
+    free(scopes);
+    if (out && !strcmp(out, name)) {
+        free(out);
+        out = NULL;
+    }
+    return out;
+}
+
+/* A function DIE's name (name_pair): its linkage name demangled (qualified, with
+ * parameters, for C++ and Rust), else its plain name qualified by its scopes; both
+ * looked up through abstract origins. */
 static char *die_name(Dwarf_Die *die)
 {
     Dwarf_Attribute a;
     const char *link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
     if (!link) link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
-    if (link) return demangle(link);
+    if (link) {
+        char *d = demangle_name(link), *pair = d ? name_pair(d, link) : name_pair(link, NULL);
+        free(d);
+        return pair;
+    }
     const char *name = dwarf_diename(die);
-    return name ? strdup(name) : NULL;
+    if (!name) return NULL;
+    char *q = qualified_name(die, name), *pair = name_pair(q ? q : name, NULL);
+    free(q);
+    return pair;
 }
 
 static uint64_t key_hash(uint64_t a, uint64_t b)
@@ -492,6 +568,7 @@ static int emit(struct symbolizer *z, const struct profile_frame *f)
     struct profile_frame k = *f;
     k.name = own(z, f->name, &failed);
     k.file = own(z, f->file, &failed);
+    k.raw_name = own(z, f->raw_name, &failed);
     return failed ? -1 : emit_owned(z, &k);
 }
 
@@ -616,9 +693,8 @@ static char *cu_file(struct symbolizer *z, struct sym_image *si, Dwarf_Die *cu,
                      struct sym_cu_fns *c, Dwarf_Word idx, int *failed)
 {
     if (!c->own_lines) {
-        const char *f = c->dw_files && idx < c->n_dw_files
-                            ? dwarf_filesrc(c->dw_files, idx, NULL, NULL)
-                            : NULL;
+        const char *f =
+            c->dw_files && idx < c->n_dw_files ? dwarf_filesrc(c->dw_files, idx, NULL, NULL) : NULL;
         return own(z, absolute_path(si, cu, f), failed);
     }
     if (idx >= c->lines.n_files) return NULL;
@@ -658,13 +734,17 @@ static struct sym_cu_fns *cu_fns(struct sym_image *si, Dwarf_Die *cu, int libdw_
     return &si->cus[lo];
 }
 
-/* name's copy in with, through the names cache; *failed set when memory runs out. */
-static char *owned_die_name(struct symbolizer *z, struct sym_image *si, Dwarf_Die *die,
-                            int *failed)
+/* name's copy in with, through the names cache, and the mangled name's into *raw
+ * (NULL when none); *failed set when memory runs out. */
+static char *owned_die_name(struct symbolizer *z, struct sym_image *si, Dwarf_Die *die, int *failed,
+                            char **raw)
 {
     int cached;
     const char *name = cached_die_name(&si->names, die, &cached);
+    *raw = NULL;
     if (!cached) return *failed = 1, NULL;
+    if (!name) return NULL;
+    *raw = own(z, pair_raw(name), failed);
     return own(z, name, failed);
 }
 
@@ -672,7 +752,8 @@ static char *owned_die_name(struct symbolizer *z, struct sym_image *si, Dwarf_Di
  * origin's (die_name follows the origin), which many calls share, so the cache is
  * asked for the origin's — when the origin is in the same file (the cache's keys are
  * offsets in it; a dwz alternate file has offsets of its own). */
-static char *inlined_name(struct symbolizer *z, struct sym_image *si, Dwarf_Die *d, int *failed)
+static char *inlined_name(struct symbolizer *z, struct sym_image *si, Dwarf_Die *d, int *failed,
+                          char **raw)
 {
     Dwarf_Attribute a;
     Dwarf_Die origin;
@@ -680,8 +761,8 @@ static char *inlined_name(struct symbolizer *z, struct sym_image *si, Dwarf_Die 
         !dwarf_hasattr(d, DW_AT_name) &&
         dwarf_formref_die(dwarf_attr(d, DW_AT_abstract_origin, &a), &origin) &&
         dwarf_cu_getdwarf(origin.cu) == dwarf_cu_getdwarf(d->cu))
-        return owned_die_name(z, si, &origin, failed);
-    return owned_die_name(z, si, d, failed);
+        return owned_die_name(z, si, &origin, failed, raw);
+    return owned_die_name(z, si, d, failed, raw);
 }
 
 /* Appends every inlined call under parent (through lexical blocks, which hold calls
@@ -700,7 +781,8 @@ static int collect_inlined(struct symbolizer *z, struct sym_image *si, Dwarf_Die
         }
         if (tag != DW_TAG_inlined_subroutine) continue;
         int failed = 0;
-        struct sym_inl e = {.depth = depth, .name = inlined_name(z, si, &d, &failed)};
+        struct sym_inl e = {.depth = depth};
+        e.name = inlined_name(z, si, &d, &failed, &e.raw);
         /* DWARF 5 numbers files from 0, so 0 is a file like any other. */
         Dwarf_Attribute a;
         Dwarf_Word idx;
@@ -749,7 +831,7 @@ static struct sym_fn *function_at(struct symbolizer *z, struct sym_image *si, Dw
     Dwarf_Die die;
     if (!dwarf_offdie(dwarf_cu_getdwarf(cu->cu), fn->die, &die)) return NULL;
     size_t cap = 0;
-    fn->name = owned_die_name(z, si, &die, failed);
+    fn->name = owned_die_name(z, si, &die, failed, &fn->raw);
     if (*failed || collect_inlined(z, si, cu, c, &die, 1, fn, &cap)) {
         free(fn->inl);
         fn->inl = NULL;
@@ -797,8 +879,8 @@ static int resolve(struct symbolizer *z, const struct profile_frame *old, int le
         if (f.file) f.line = row->line, f.column = row->column;
     } else if (cu) {
         Dwarf_Line *line = dwarf_getsrc_die(cu, pc - bias);
-        f.file = line ? own(z, absolute_path(si, cu, dwarf_linesrc(line, NULL, NULL)), &failed)
-                      : NULL;
+        f.file =
+            line ? own(z, absolute_path(si, cu, dwarf_linesrc(line, NULL, NULL)), &failed) : NULL;
         if (!f.file || dwarf_lineno(line, &f.line) || dwarf_linecol(line, &f.column))
             f.file = NULL, f.line = f.column = 0;
     }
@@ -808,10 +890,12 @@ static int resolve(struct symbolizer *z, const struct profile_frame *old, int le
     const char *symname = fn && fn->name ? NULL : sym_name_of(si, pc);
     if (!fn && !symname) return emit_hex(z, old);
     /* A function without a DWARF name takes the symbol table's. */
-    char *demangled = symname ? demangle(symname) : NULL;
-    char *sym_own = demangled ? profile_intern_string(z->with, demangled) : NULL;
+    char *demangled = symname ? demangle_name(symname) : NULL;
+    char *sym_own =
+        symname ? profile_intern_string(z->with, demangled ? demangled : symname) : NULL;
+    char *sym_raw = demangled ? own(z, symname, &failed) : NULL;
     free(demangled);
-    if (symname && !sym_own) return -1;
+    if (symname && (!sym_own || failed)) return -1;
     int rc = 0;
     if (fn) {
         const struct sym_inl *chain[MAX_INLINED];
@@ -819,6 +903,7 @@ static int resolve(struct symbolizer *z, const struct profile_frame *old, int le
         f.inlined = 1;
         for (int i = n - 1; !rc && i >= 0; i--) {
             f.name = chain[i]->name ? chain[i]->name : z->unknown;
+            f.raw_name = chain[i]->raw;
             rc = emit_owned(z, &f);
             /* The caller is at this inlined call's site. */
             f.file = chain[i]->call_file;
@@ -828,6 +913,7 @@ static int resolve(struct symbolizer *z, const struct profile_frame *old, int le
     }
     f.inlined = 0;
     f.name = sym_own ? sym_own : fn && fn->name ? fn->name : z->unknown;
+    f.raw_name = sym_own ? sym_raw : fn ? fn->raw : NULL;
     if (!rc) rc = emit_owned(z, &f);
     return rc;
 }
@@ -953,8 +1039,7 @@ static int resolve_all(struct symbolizer *z)
     for (uint32_t i = 0; i < p->n_frames; i++)
         for (uint8_t leaf = 0; leaf < 2; leaf++)
             if (needed[i] & (1 << leaf))
-                want[n_want++] =
-                    (struct want){p->frames[i].address, p->frames[i].image, i, leaf};
+                want[n_want++] = (struct want){p->frames[i].address, p->frames[i].image, i, leaf};
     free(needed);
     /* Most addresses expand to a frame or two (or three): room for that many up front. */
     if (sort_wants(&want, n_want) || profile_reserve(z->with, 2 * n_want, 0)) {

@@ -5,16 +5,24 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "analysis/model/escape.h"
+#include "analysis/symbols/demangle.h"
 #include "analysis/symbols/fpcheck.h"
 
 #define RED_BOLD "\033[1;31m"
 #define YELLOW "\033[33m"
 #define RESET "\033[0m"
-#define BAR_CELLS 8 /* the self gutter: 8 cells of 8 eighths each = 100% */
-#define NAME_COLS 40
+#define BAR_CELLS 8      /* the self gutter: 8 cells of 8 eighths each = 100% */
+#define FIXED_COLS 54    /* the table's columns but FUNCTION and LOCATION, the gaps, " ~" */
+#define VALUE_COLS 20    /* of them, the SELF and TOTAL values' */
+#define NARROW_COLS 100  /* a terminal narrower than this gets no value columns */
+#define MIN_NAME_COLS 24 /* a narrower terminal wraps rather than lose every name */
+#define MAX_LOC_COLS 28  /* a longer location keeps its end (file:line) */
+#define NARROW_LOC_COLS 18
+#define DEFAULT_COLS 120 /* stdout not a terminal and COLUMNS unset */
 
 int report_wants_colour(FILE *out)
 {
@@ -67,28 +75,41 @@ static void put_bar(FILE *out, double share)
         fputc(' ', out);
 }
 
-/* Writes s into exactly `cols` columns: cut with "…" or padded. Counts code points
- * as columns (no East Asian width: names are rarely wide). s is terminal-safe. */
-static void put_cols(FILE *out, const char *s, int cols)
+/* Code points of s (no East Asian width: names are rarely wide). */
+static int cols_of(const char *s)
 {
-    size_t len = strlen(s);
+    size_t len = strlen(s), i = 0;
     int n = 0;
-    size_t i = 0;
-    while (i < len && n < cols) {
+    for (; i < len; n++) {
         size_t k = escape_utf8_seq((const unsigned char *)s + i, len - i);
-        if (!k) k = 1;
-        /* Leave room for the ellipsis when more follows. */
-        if (n == cols - 1 && i + k < len) break;
-        fwrite(s + i, 1, k, out);
-        i += k;
-        n++;
+        i += k ? k : 1;
     }
-    if (i < len) {
-        fputs("…", out);
-        n++;
-    }
+    return n;
+}
+
+/* Writes a function's name into exactly `cols` columns, shortened as demangle_fit
+ * says (parameters, then template arguments, then the end) or padded. s is
+ * terminal-safe. */
+static void put_name(FILE *out, const char *s, int cols)
+{
+    size_t size = strlen(s) + 4;
+    char *fit = malloc(size);
+    int n = fit ? demangle_fit(s, cols, fit, size) : 0;
+    fputs(fit ? fit : "?", out);
+    free(fit);
     for (; n < cols; n++)
         fputc(' ', out);
+}
+
+/* The terminal's width: COLUMNS when set, else the terminal's own, else DEFAULT_COLS. */
+static int terminal_cols(FILE *out)
+{
+    const char *env = getenv("COLUMNS");
+    int cols = env ? atoi(env) : 0;
+    struct winsize ws;
+    if (cols <= 0 && isatty(fileno(out)) && !ioctl(fileno(out), TIOCGWINSZ, &ws) && ws.ws_col)
+        cols = ws.ws_col;
+    return cols > 0 ? cols : DEFAULT_COLS;
 }
 
 static const char *base_name(const char *path)
@@ -183,12 +204,44 @@ static void split(FILE *out, const struct profile *p, const struct summary *s)
                 s->n_samples, s->n_samples_all);
 }
 
-static void table(FILE *out, const struct profile *p, const struct summary *s, int colour)
+/* The FUNCTION column's width: the widest name with --wide; else what the terminal
+ * leaves beside the numbers and the widest location. *values = 0 when the terminal is
+ * too narrow for the SELF and TOTAL values (the shares say the same). */
+static int name_cols(FILE *out, const struct profile *p, const struct summary *s, int wide,
+                     int *values, int *loc_cols)
+{
+    *loc_cols = INT32_MAX;
+    int names = 8, locs = 8;
+    size_t shown = 0;
+    for (size_t i = 0; i < s->n_functions && shown < REPORT_TOP; i++) {
+        const struct summary_function *fn = &s->functions[i];
+        if (!fn->self.value && !fn->total.value) continue;
+        char loc[256];
+        location(loc, sizeof loc, p, fn);
+        int n = cols_of(fn->name), l = cols_of(loc);
+        names = n > names ? n : names;
+        locs = l > locs ? l : locs;
+        shown++;
+    }
+    int term = terminal_cols(out);
+    *values = wide || term >= NARROW_COLS;
+    if (wide) return names;
+    *loc_cols = *values ? MAX_LOC_COLS : NARROW_LOC_COLS;
+    int cols =
+        term - FIXED_COLS + (*values ? 0 : VALUE_COLS) - (locs < *loc_cols ? locs : *loc_cols);
+    if (cols > names) cols = names;
+    return cols < MIN_NAME_COLS ? MIN_NAME_COLS : cols;
+}
+
+static void table(FILE *out, const struct profile *p, const struct summary *s, int flags)
 {
     const char *unit = p->sample_types[s->type].unit;
+    int colour = flags & REPORT_COLOUR, values, loc_cols;
+    int ncols = name_cols(out, p, s, flags & REPORT_WIDE, &values, &loc_cols);
     size_t shown = 0;
-    fprintf(out, "\n%-*s %6s %5s %7s %9s %9s  %-*s %s\n", BAR_CELLS, "", "SELF%", "±SE", "TOTAL%",
-            "SELF", "TOTAL", NAME_COLS, "FUNCTION", "LOCATION");
+    fprintf(out, "\n%-*s %6s %5s %7s", BAR_CELLS, "", "SELF%", "±SE", "TOTAL%");
+    if (values) fprintf(out, " %9s %9s", "SELF", "TOTAL");
+    fprintf(out, "  %-*s %s\n", ncols, "FUNCTION", "LOCATION");
     for (size_t i = 0; i < s->n_functions && shown < REPORT_TOP; i++) {
         const struct summary_function *fn = &s->functions[i];
         if (!fn->self.value && !fn->total.value) continue;
@@ -201,14 +254,24 @@ static void table(FILE *out, const struct profile *p, const struct summary *s, i
                          : fn->self.share >= 0.005 ? YELLOW
                                                    : "";
         put_bar(out, fn->self.share);
-        fprintf(out, " %s%5.1f%%%s %5.1f %6.1f%% %9s %9s  ", on, 100 * fn->self.share,
-                *on ? RESET : "", 100 * fn->self.se, 100 * fn->total.share, self, total);
+        fprintf(out, " %s%5.1f%%%s %5.1f %6.1f%%", on, 100 * fn->self.share, *on ? RESET : "",
+                100 * fn->self.se, 100 * fn->total.share);
+        if (values) fprintf(out, " %9s %9s", self, total);
+        fputs("  ", out);
         char *name = escape_utf8_dup(fn->name, "");
-        put_cols(out, name ? name : "?", NAME_COLS);
+        put_name(out, name ? name : "?", ncols);
         free(name);
         char *safe = escape_utf8_dup(loc, "");
-        fprintf(out, " %s%s\n", safe ? safe : "?",
-                fn->self.value && !fn->self.significant ? " ~" : "");
+        const char *l = safe ? safe : "?";
+        int over = cols_of(l) - loc_cols;
+        if (over > 0) { /* keep the end: the file's name and line */
+            fputs(" …", out);
+            for (int k = 0; k <= over; k++)
+                l += escape_utf8_seq((const unsigned char *)l, strlen(l)) ?: 1;
+        } else {
+            fputc(' ', out);
+        }
+        fprintf(out, "%s%s\n", l, fn->self.value && !fn->self.significant ? " ~" : "");
         free(safe);
         shown++;
     }
@@ -338,11 +401,11 @@ static void footer(FILE *out, const struct profile *p, const struct summary *s)
                     p->meta.tables[i].name, p->meta.tables[i].past, p->meta.tables[i].limit);
 }
 
-int report_write(const struct profile *p, const struct summary *s, FILE *out, int colour)
+int report_write(const struct profile *p, const struct summary *s, FILE *out, int flags)
 {
     header(out, p, s);
     split(out, p, s);
-    table(out, p, s, colour);
+    table(out, p, s, flags);
     footer(out, p, s);
     return fflush(out) || ferror(out) ? -EIO : 0;
 }

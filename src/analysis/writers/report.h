@@ -27,6 +27,12 @@ char *report_walks_text(const struct profile *p, const struct summary *s);
 /* Colour only when out is a terminal and NO_COLOR is unset (https://no-color.org). */
 int report_wants_colour(FILE *out);
 
-/* Writes the report of s (an aggregation of p). Returns 0 or -errno. */
-int report_write(const struct profile *p, const struct summary *s, FILE *out, int colour);
+#define REPORT_COLOUR 1 /* flags of report_write: bars and shares coloured */
+#define REPORT_WIDE 2   /* whole function names, however wide (`--wide`) */
+
+/* Writes the report of s (an aggregation of p). The FUNCTION column fits the
+ * terminal (COLUMNS, else the terminal's width, else 120 columns): a name too long
+ * is shortened by demangle_fit, so two functions still read apart. Returns 0 or
+ * -errno. */
+int report_write(const struct profile *p, const struct summary *s, FILE *out, int flags);
 #endif

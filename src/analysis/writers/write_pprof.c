@@ -165,7 +165,8 @@ static uint64_t function_id(struct pprof *w, const struct profile_frame *f)
     size_t m = pb_begin(&w->b, PROFILE_FUNCTION);
     pb_put_uint(&w->b, FUNCTION_ID, *slot);
     pb_put_uint(&w->b, FUNCTION_NAME, name);
-    pb_put_uint(&w->b, FUNCTION_SYSTEM_NAME, name);
+    /* The symbol as the object spells it (mangled, Rust's hash kept) when known. */
+    pb_put_uint(&w->b, FUNCTION_SYSTEM_NAME, f->raw_name ? sid(w, f->raw_name) : name);
     pb_put_uint(&w->b, FUNCTION_FILENAME, file);
     pb_end(&w->b, m);
     return *slot;
