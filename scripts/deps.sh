@@ -18,7 +18,8 @@ TEST_PKGS=(
   procps:/usr/bin/pgrep g++:/usr/bin/g++
   libjemalloc2:/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
   libtcmalloc-minimal4:/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
-  time:/usr/bin/time cargo:cargo
+  time:/usr/bin/time cargo:cargo debuginfod:/usr/bin/debuginfod curl:/usr/bin/curl
+  xz-utils:/usr/bin/xz
 )
 BENCH_PKGS=(
   linux-perf:/usr/bin/perf google-perftools:/usr/bin/google-pprof

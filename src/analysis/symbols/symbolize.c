@@ -22,6 +22,10 @@
 
 enum { IMG_UNOPENED = 0, IMG_READY = 1, IMG_HEX = -1 };
 
+/* Why a frame has no name of its own, worst last: the warning after symbolization
+ * counts samples by it. */
+enum { WHY_NAMED = 0, WHY_NO_SYMBOLS, WHY_NO_FILE, WHY_NO_IMAGE, WHY_N };
+
 /* An address range of one compilation unit (for objects without .debug_aranges). */
 struct sym_cu_range {
     Dwarf_Addr lo, hi; /* [lo, hi) in the object's own addresses */
@@ -100,6 +104,9 @@ struct sym_image {
     struct sym_elf *syms; /* sorted by lo; built on the first address DWARF misses */
     size_t n_syms;
     int syms_built;
+    uint64_t *fdes; /* function starts of .eh_frame_hdr, sorted; built when first asked */
+    size_t n_fdes;
+    int fdes_built;
     struct linetab_sections sections; /* the sections linetab_read reads */
     int sections_state;               /* 0: not looked for, 1: found, -1: libdw reads lines */
     struct sym_strmap names;          /* DIE names, by (DIE offset + 1, 0) */
@@ -133,6 +140,8 @@ struct symbolizer {
     char *debuginfo_path;
     struct sym_strmap owned; /* (string, 0) -> with's own copy (borrowed) */
     int progress_shown;      /* a progress line is on stderr and must be cleared first */
+    uint8_t *why;            /* per old frame: WHY_*, the worst of its leaf and caller uses */
+    uint32_t cur;            /* the old frame being resolved */
 };
 
 /* ------------------------------------------------------------------ files */
@@ -506,7 +515,7 @@ static void build_syms(struct sym_image *si)
 /* The function symbol holding pc (libdwfl's address): the last one starting at or
  * below it that covers it, or an unsized one when nothing sized starts after it
  * first. NULL when none. */
-static const char *sym_name_of(struct sym_image *si, GElf_Addr pc)
+static const struct sym_elf *sym_of(struct sym_image *si, GElf_Addr pc)
 {
     if (!si->syms_built) build_syms(si);
     size_t lo = 0, hi = si->n_syms;
@@ -519,7 +528,7 @@ static const char *sym_name_of(struct sym_image *si, GElf_Addr pc)
     }
     for (size_t i = lo; i-- > 0 && lo - i <= 16;) {
         const struct sym_elf *e = &si->syms[i];
-        if (pc < e->hi || (e->hi == e->lo && i + 1 == lo)) return e->name;
+        if (pc < e->hi || (e->hi == e->lo && i + 1 == lo)) return e;
     }
     return NULL;
 }
@@ -572,11 +581,119 @@ static int emit(struct symbolizer *z, const struct profile_frame *f)
     return failed ? -1 : emit_owned(z, &k);
 }
 
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash && slash[1] ? slash + 1 : path;
+}
+
+/* A frame without a name of its own, named after its image and its address in the
+ * image's own terms (the ELF virtual address objdump and perf show, the same in
+ * every run): `prog+0x4310`. offset is the start of its function where the image
+ * says where functions start, so one function is one name. */
+static int emit_offset(struct symbolizer *z, const struct profile_frame *old, uint64_t offset)
+{
+    char name[256];
+    const char *path = z->p->images[old->image].path;
+    snprintf(name, sizeof name, "%s+0x%" PRIx64, *path ? base_name(path) : "?", offset);
+    struct profile_frame f = *old;
+    f.symbolized = 0;
+    f.name = profile_intern_string(z->with, name);
+    f.file = NULL, f.line = f.column = 0, f.raw_name = NULL;
+    return f.name ? emit_owned(z, &f) : -1;
+}
+
+/* A frame of an image no file describes: named by its address less the image's
+ * slide when the run recorded it, else left as the raw address. */
 static int emit_hex(struct symbolizer *z, const struct profile_frame *old)
 {
+    const struct profile_image *im = old->image >= 0 ? &z->p->images[old->image] : NULL;
+    if (im && im->slide_known && old->address >= im->slide)
+        return emit_offset(z, old, old->address - im->slide);
     struct profile_frame f = *old;
     f.symbolized = 0;
     return emit(z, &f);
+}
+
+/* Size of a value in DWARF exception-header encoding enc; 0 when unknown. */
+static size_t eh_size(uint8_t enc)
+{
+    switch (enc & 0x0f) {
+    case 0x00:
+        return 8; /* absptr, on the 64-bit targets read here */
+    case 0x02:
+    case 0x0a:
+        return 2;
+    case 0x03:
+    case 0x0b:
+        return 4;
+    case 0x04:
+    case 0x0c:
+        return 8;
+    default:
+        return 0;
+    }
+}
+
+/* Every function start .eh_frame_hdr lists (its table sorts the FDEs by the address
+ * they start at), in the object's own addresses. Found through PT_GNU_EH_FRAME, so it
+ * is there in a stripped file too. */
+static void build_fdes(struct sym_image *si)
+{
+    si->fdes_built = 1;
+    GElf_Addr bias;
+    Elf *elf = dwfl_module_getelf(si->mod, &bias);
+    size_t n = 0, size = 0;
+    const uint8_t *file = elf ? (const uint8_t *)elf_rawfile(elf, &size) : NULL;
+    if (!file || elf_getphdrnum(elf, &n)) return;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME) continue;
+        if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset || ph.p_filesz < 4) return;
+        const uint8_t *d = file + ph.p_offset;
+        size_t at = 4 + eh_size(d[1]), cnt_size = eh_size(d[2]);
+        /* The table is datarel sdata4 pairs (what every linker writes). */
+        if (d[0] != 1 || d[1] == 0xff || d[3] != 0x3b || cnt_size != 4 || at + 4 > ph.p_filesz)
+            return;
+        uint32_t count;
+        memcpy(&count, d + at, 4);
+        at += 4;
+        if (count > (ph.p_filesz - at) / 8 || !(si->fdes = malloc((count + 1) * sizeof *si->fdes)))
+            return;
+        for (uint32_t k = 0; k < count; k++) {
+            int32_t rel;
+            memcpy(&rel, d + at + 8 * (size_t)k, 4);
+            si->fdes[k] = ph.p_vaddr + (int64_t)rel;
+        }
+        si->n_fdes = count;
+        return;
+    }
+}
+
+/* The start, in the object's own addresses, of the function holding pc (libdwfl's
+ * address, bias mbias) from the call frame information: .eh_frame is in every image
+ * that can unwind, stripped or not, and each FDE spans one function. Returns 0, or
+ * -1 when no FDE covers pc. */
+static int fde_start(struct sym_image *si, Dwarf_Addr pc, Dwarf_Addr mbias, Dwarf_Addr *start)
+{
+    Dwarf_Addr bias;
+    Dwarf_CFI *cfi = dwfl_module_eh_cfi(si->mod, &bias);
+    Dwarf_Frame *fr;
+    if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &fr)) return -1;
+    free(fr); /* an FDE covers pc: the one that starts last at or below it */
+    if (!si->fdes_built) build_fdes(si);
+    Dwarf_Addr a = pc - mbias;
+    size_t lo = 0, hi = si->n_fdes;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (si->fdes[mid] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo) return -1;
+    *start = si->fdes[lo - 1];
+    return 0;
 }
 
 static int cmp_range(const void *a, const void *b)
@@ -887,8 +1004,18 @@ static int resolve(struct symbolizer *z, const struct profile_frame *old, int le
 
     struct sym_fn *fn = c ? function_at(z, si, cu, c, pc - bias, &failed) : NULL;
     if (failed) return -1;
-    const char *symname = fn && fn->name ? NULL : sym_name_of(si, pc);
-    if (!fn && !symname) return emit_hex(z, old);
+    const struct sym_elf *sym = fn && fn->name ? NULL : sym_of(si, pc);
+    Dwarf_Addr mbias = 0, start;
+    dwfl_module_getelf(si->mod, &mbias); /* the ELF file's bias: DWARF may have none */
+    int have_start = fn ? -1 : fde_start(si, pc, mbias, &start);
+    /* An unsized symbol (_init) is only the nearest one below: a function that
+     * starts after it (the PLT's stubs, a stripped static function) is not it. */
+    if (sym && sym->hi == sym->lo && have_start == 0 && start + mbias > sym->lo) sym = NULL;
+    const char *symname = sym ? sym->name : NULL;
+    if (!fn && !symname) {
+        z->why[z->cur] = z->why[z->cur] > WHY_NO_SYMBOLS ? z->why[z->cur] : WHY_NO_SYMBOLS;
+        return emit_offset(z, old, have_start == 0 ? start : old->address - mbias);
+    }
     /* A function without a DWARF name takes the symbol table's. */
     char *demangled = symname ? demangle_name(symname) : NULL;
     char *sym_own =
@@ -1056,12 +1183,20 @@ static int resolve_all(struct symbolizer *z)
     for (size_t w = 0; !rc && w < n_want; w++) {
         const struct profile_frame *old = &p->frames[want[w].frame];
         size_t first = z->n_out;
-        if (old->symbolized || old->image < 0) {
+        z->cur = want[w].frame;
+        if (old->symbolized) {
+            rc = emit(z, old);
+        } else if (old->image < 0) {
+            z->why[z->cur] = WHY_NO_IMAGE;
             rc = emit(z, old);
         } else {
             if (z->images[old->image].state == IMG_UNOPENED) open_image(z, (size_t)old->image, 0);
-            rc = z->images[old->image].state == IMG_READY ? resolve(z, old, want[w].leaf)
-                                                          : emit_hex(z, old);
+            if (z->images[old->image].state == IMG_READY) {
+                rc = resolve(z, old, want[w].leaf);
+            } else {
+                z->why[z->cur] = WHY_NO_FILE;
+                rc = emit_hex(z, old);
+            }
         }
         z->span[want[w].leaf][want[w].frame] =
             (struct sym_span){(uint32_t)first, (uint32_t)(z->n_out - first)};
@@ -1074,6 +1209,51 @@ static int resolve_all(struct symbolizer *z)
     if (!rc) mark_named_files(z, want, n_want);
     free(want);
     return rc;
+}
+
+/* One line for the samples with frames left without a name: their share, why, and
+ * what would name them. A profile that lists no images has nothing to resolve
+ * against (a hand-made or foreign one) and gets no line. */
+static void warn_unresolved(struct symbolizer *z)
+{
+    const struct profile *p = z->p;
+    if (z->o->quiet || !p->n_images || !p->n_samples) return;
+    uint64_t n[WHY_N] = {0};
+    int img[WHY_N]; /* an image of each reason, to name */
+    for (int r = 0; r < WHY_N; r++)
+        img[r] = -1;
+    for (size_t i = 0; i < p->n_samples; i++) {
+        const struct profile_stack *st = &p->stacks[p->samples[i].stack];
+        int worst = WHY_NAMED;
+        for (uint32_t k = 0; k < st->depth; k++) {
+            int r = z->why[st->frames[k]];
+            if (r > worst) worst = r;
+            if (r && img[r] < 0) img[r] = p->frames[st->frames[k]].image;
+        }
+        n[worst]++;
+    }
+    uint64_t any = p->n_samples - n[WHY_NAMED];
+    if (!any) return;
+    static const char *const why[WHY_N] = {
+        "",
+        "in images without symbols or debug info (e.g. %s): install their debug files "
+        "(Debian: the -dbgsym packages) or set DEBUGINFOD_URLS",
+        "in images whose file is missing or changed since the run (e.g. %s): --binary names "
+        "a moved program",
+        "outside every image (JIT code: have it write /tmp/perf-PID.map, e.g. node "
+        "--perf-basic-prof)",
+    };
+    warn_start(z);
+    fprintf(stderr, "kestrel: warning: %.1f%% of samples have frames without a name:",
+            100.0 * (double)any / (double)p->n_samples);
+    const char *sep = " ";
+    for (int r = WHY_NO_SYMBOLS; r < WHY_N; r++) {
+        if (!n[r]) continue;
+        fprintf(stderr, "%s%.1f%% ", sep, 100.0 * (double)n[r] / (double)p->n_samples);
+        fprintf(stderr, why[r], img[r] >= 0 ? base_name(p->images[img[r]].path) : "?");
+        sep = "; ";
+    }
+    fputc('\n', stderr);
 }
 
 /* Whether the images where cut walks end keep frame pointers (fpcheck.h): the image
@@ -1159,9 +1339,11 @@ int symbolize_profile(struct profile *p, const struct symbolize_options *o)
     uint32_t *map = malloc((p->n_stacks + 1) * sizeof *map);
     z.unknown = z.with ? profile_intern_string(z.with, "??") : NULL;
     z.window.first = SIZE_MAX; /* no address yet */
-    int rc = z.with && z.unknown && z.images && z.span[0] && z.span[1] && map ? 0 : -1;
+    z.why = calloc(p->n_frames + 1, 1);
+    int rc = z.with && z.unknown && z.images && z.span[0] && z.span[1] && map && z.why ? 0 : -1;
     if (!rc) rc = resolve_all(&z);
     if (!rc) check_walk_ends(&z);
+    if (!rc) warn_unresolved(&z);
     if (!rc) rc = profile_reserve(z.with, 0, p->n_stacks);
     if (!rc) rc = rebuild(&z, map);
     if (!rc) profile_replace_stacks(p, z.with, map);
@@ -1178,12 +1360,14 @@ int symbolize_profile(struct profile *p, const struct symbolize_options *o)
             }
             free(z.images[i].cus);
             free(z.images[i].syms);
+            free(z.images[i].fdes);
             strmap_free(&z.images[i].names);
             strmap_free(&z.images[i].paths);
         }
     free(z.images);
     free(z.span[0]);
     free(z.span[1]);
+    free(z.why);
     free(z.out);
     strmap_free(&z.owned);
     free(map);
