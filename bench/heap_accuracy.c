@@ -68,7 +68,8 @@ static const double truth[SITES] = {N_KEEP * (double)SZ, N_CAL *(double)SZ, N_AL
 static void *keep[N_KEEP], *cal[N_CAL], *al[N_AL], *g4[N_G4], *g64[N_G64];
 
 /* The runtime's sampling rule without the runtime (heap.c: heap_slow, heap_draw):
- * an exponential countdown of mean m capped at 16 m; the allocation in which it runs
+ * an exponential countdown of mean m capped at 4.6 m; a block of 4.6 m or more
+ * weighs its size and leaves the countdown alone; the allocation in which it runs
  * out weighs the gaps of every sample point inside it (the first gap of a session
  * reaching back past its start by one more draw), and the next countdown runs from
  * the last point; realloc counts its new size. */
@@ -84,13 +85,14 @@ static int64_t model_draw(struct model *s)
     s->rng ^= s->rng >> 7;
     s->rng ^= s->rng << 17;
     double d = -log(((double)(s->rng >> 11) + 1) * 0x1p-53) * s->m;
-    if (d > 16 * s->m) d = 16 * s->m;
+    if (d > 4.6 * s->m) d = 4.6 * s->m;
     return d < 1 ? 1 : (int64_t)d;
 }
 
 /* The weight of a sample on an allocation of n bytes, or 0. */
 static int64_t model_alloc(struct model *s, int64_t n)
 {
+    if ((double)n >= 4.6 * s->m) return n; /* sampled for sure, outside the count */
     s->left -= n;
     if (s->left > 0) return 0;
     int64_t w = 0;

@@ -1,6 +1,9 @@
 /* lifecycle.c — process life for the profilers (lifecycle.h): normal exit, exec,
  * default-action fatal signals, fork.
  *
+ * The interposed sigaction()/signal() also hand every handler of the program to
+ * sigwrap (sigwrap.h) while a profiler runs.
+ *
  * Signal handlers: lc_on_signal() and what it calls (futex and clock syscalls,
  * sigaction/sigprocmask/tgkill), and in a single-threaded process the flushes of the
  * clients that allow it (flush_in_handler). The interposed sigaction()/signal() may be
@@ -20,6 +23,7 @@
 #include "runtime/interpose.h"
 #include "runtime/rtclock.h"
 #include "runtime/rtmem.h"
+#include "runtime/sigwrap.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -316,10 +320,10 @@ __attribute__((destructor)) static void lc_at_exit(void)
 
 KESTREL_INTERPOSE int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    if (sig <= 0 || sig >= NSIG || !lc_watched(sig) || atomic_load(&lc_nclients) == 0)
-        return REAL(sigaction)(sig, act, old);
+    if (atomic_load(&lc_nclients) == 0) return REAL(sigaction)(sig, act, old);
+    if (sig <= 0 || sig >= NSIG || !lc_watched(sig)) return sigwrap_sigaction(sig, act, old);
     if (!atomic_load(&lc_sig[sig].armed)) {
-        int r = REAL(sigaction)(sig, act, old);
+        int r = sigwrap_sigaction(sig, act, old);
         if (r == 0 && act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
             lc_sig[sig].prog = *act; /* back to the default: watch it again */
             lc_install_ours(sig);
@@ -329,7 +333,7 @@ KESTREL_INTERPOSE int sigaction(int sig, const struct sigaction *act, struct sig
     if (old) *old = lc_sig[sig].prog;
     if (act) {
         if ((act->sa_flags & SA_SIGINFO) || act->sa_handler != SIG_DFL) {
-            int r = REAL(sigaction)(sig, act, NULL); /* the program's handler or SIG_IGN */
+            int r = sigwrap_sigaction(sig, act, NULL); /* the program's handler or SIG_IGN */
             if (r != 0) return r;
             atomic_store(&lc_sig[sig].armed, 0);
         }
@@ -340,7 +344,7 @@ KESTREL_INTERPOSE int sigaction(int sig, const struct sigaction *act, struct sig
 
 KESTREL_INTERPOSE sighandler_t signal(int sig, sighandler_t handler)
 {
-    if (sig <= 0 || sig >= NSIG || !lc_watched(sig) || atomic_load(&lc_nclients) == 0)
+    if (sig <= 0 || sig >= NSIG || atomic_load(&lc_nclients) == 0)
         return REAL(signal)(sig, handler);
     struct sigaction act, old;
     memset(&act, 0, sizeof(act));

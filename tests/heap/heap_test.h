@@ -7,13 +7,13 @@
  * thread as a Poisson process of rate 1/m (m = the interval; exponential gaps), and
  * a sample's weight is the bytes since the previous point. The estimate of the bytes
  * B of one site is then a compound Poisson sum: about B/m samples land on it, each
- * weighing an exponential gap of mean m (capped at 16 m), so its variance is
+ * weighing an exponential gap of mean m (capped at 4.6 m), so its variance is
  * (B/m) E[w^2] <= (B/m) 2 m^2 = 2 B m, and its standard error sqrt(2 B m). An
  * allocation of s bytes adds at most s to a weight: sqrt(2 B (m + s)) bounds it.
  * Every tolerance below is 4.5 of those standard errors, plus 16 m: a thread's bytes
  * after its last sample point are not counted, and its first point's gap reaches back
- * past the start by one more draw (heap.c, heap_slow); each is at most 16 m, and they
- * pull opposite ways. */
+ * past the start by one more draw (heap.c, heap_slow); each is at most 4.6 m (the draws'
+ * cap), and they pull opposite ways. A block of 4.6 m or more is counted at its size. */
 #ifndef KESTREL_TESTS_HEAP_TEST_H
 #define KESTREL_TESTS_HEAP_TEST_H
 #include <dlfcn.h>

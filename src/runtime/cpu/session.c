@@ -23,6 +23,7 @@
 #include "runtime/cpu/threads.h"
 #include "runtime/rtclock.h"
 #include "runtime/unwind/unwind.h"
+#include "runtime/rtsay.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -210,9 +211,10 @@ static void prof_flush(enum lifecycle_event ev)
         if (ev == LIFECYCLE_EXEC)
             snprintf(suffix, sizeof(suffix), ".exec%u", lifecycle_image_generation());
         if (prof.from_env && !prof_env.serve_only &&
-            prof_env_path(path, sizeof(path), suffix, prof_fork_child) == 0)
-            prof_stop(path);
-        else
+            prof_env_path(path, sizeof(path), suffix, prof_fork_child) == 0) {
+            int r = prof_stop(path);
+            if (r) rtsay("kestrel: CPU profile: cannot write %s: %s", path, rtsay_errno(r));
+        } else
             prof_stop(NULL); /* an API session nobody stopped, or no usable path */
     }
     pthread_mutex_unlock(&prof_mu);

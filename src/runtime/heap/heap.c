@@ -3,7 +3,8 @@
  * comes next (glibc's, or a preloaded jemalloc or tcmalloc), found with RTLD_NEXT.
  *
  * Every function here runs inside malloc by definition; none runs in a signal
- * handler of ours. The cost of an allocation that is not sampled is a thread-local
+ * handler of ours but heap_handler_enter/leave, which the trampoline around the
+ * program's own handlers calls (sigwrap.c): thread-local stores only. The cost of an allocation that is not sampled is a thread-local
  * subtract and compare (heap_count); a free of a block that is not sampled costs the
  * two compares of heap_region_has. Each function keeps the contract of the one it
  * replaces: alignment, errno, NULL, size 0, calloc overflow -> ENOMEM.
@@ -185,19 +186,56 @@ void heap_ignore_leave(void)
     if (--t->ignore == 0) __atomic_store_n(&t->left, t->saved_left, __ATOMIC_RELAXED);
 }
 
+/* A program's signal handler: `left` is 0 meanwhile, so that every allocation takes
+ * the slow path, where heap_handler_alloc serves it. */
+void heap_handler_enter(unsigned long frame)
+{
+    struct heap_tls *t = &heap_tls;
+    if (t->in_handler++ == 0) {
+        t->handler_frame = frame;
+        t->handler_left = __atomic_load_n(&t->left, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->left, 0, __ATOMIC_RELAXED);
+    }
+}
+
+void heap_handler_leave(void)
+{
+    struct heap_tls *t = &heap_tls;
+    if (t->in_handler > 0 && --t->in_handler == 0)
+        __atomic_store_n(&t->left, t->handler_left, __ATOMIC_RELAXED);
+}
+
+/* An allocation inside a program's signal handler: a block of the region (header
+ * "no session", so free and realloc know it), or NULL for the next allocator when
+ * this thread holds a lock of the profiler (it was interrupted inside the profiler,
+ * hence not inside the next allocator) or the handler was left by a jump (this frame
+ * lies above the trampoline's: the handler's own frames are all below it). */
+static void *heap_handler_alloc(size_t n, size_t align)
+{
+    struct heap_tls *t = &heap_tls;
+    if ((uintptr_t)__builtin_frame_address(0) > t->handler_frame) {
+        t->in_handler = 0;
+        __atomic_store_n(&t->left, t->handler_left, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    if (t->locks) return NULL;
+    return heap_region_alloc(n ? n : 1, align < 16 ? 16 : align);
+}
+
 /* The fast path: 1 when this allocation of n bytes must look at the slow path, i.e.
- * the countdown was at most n (signed: a negative n, beyond any allocator's limit,
- * counts as not reaching it). On x86_64 that is one subtraction in place whose own
- * flags decide: sub %n, %fs:left; jle. */
+ * the countdown was at most n, compared unsigned: a request of 2^63 bytes or more,
+ * beyond any allocator's limit, reaches the slow path too, which keeps `left` in
+ * [0, 2^63). On x86_64 that is one subtraction in place whose own flags decide:
+ * sub %n, %fs:left; jbe. */
 static inline int heap_count(size_t n)
 {
     int slow;
 #if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
-    __asm__("subq %2, %0" : "+m"(heap_tls.left), "=@ccle"(slow) : "r"(n));
+    __asm__("subq %2, %0" : "+m"(heap_tls.left), "=@ccbe"(slow) : "r"(n));
 #else
-    int64_t left = __atomic_load_n(&heap_tls.left, __ATOMIC_RELAXED);
-    __atomic_store_n(&heap_tls.left, (int64_t)((uint64_t)left - n), __ATOMIC_RELAXED);
-    slow = left <= (int64_t)n;
+    uint64_t left = (uint64_t)__atomic_load_n(&heap_tls.left, __ATOMIC_RELAXED);
+    __atomic_store_n(&heap_tls.left, (int64_t)(left - n), __ATOMIC_RELAXED);
+    slow = left <= n;
 #endif
     return __builtin_expect(slow, 0);
 }
@@ -240,19 +278,26 @@ static double heap_ln(double u)
     return 2 * s * series + e * 0.69314718055994530942;
 }
 
-/* The bytes to the next sample: exponential with mean `heap_interval`, capped at 16
- * times it so one draw cannot make a thread blind for long. */
+/* The bytes to the next sample: exponential with mean `heap_interval`, capped at
+ * heap_certain (4.6 times it), so that a block that long or longer always finds the
+ * countdown at most its size, and one draw cannot make a thread blind for long. */
 static int64_t heap_draw(struct heap_tls *t)
 {
     int64_t mean = __atomic_load_n(&heap_interval, __ATOMIC_RELAXED);
     double u = (double)((heap_random(t) >> 11) + 1) * 0x1p-53; /* (0, 1] */
-    double d = -heap_ln(u) * (double)mean;
-    if (d > 16.0 * (double)mean) d = 16.0 * (double)mean;
+    double d = -heap_ln(u) * (double)mean, cap = (double)mean * HEAP_CERTAIN_X10 / 10;
+    if (d > cap) d = cap;
     return d < 1 ? 1 : (int64_t)d;
 }
 
+/* The draws one allocation may use up: an allocation below heap_certain needs about
+ * 5.6 on average, so this bound is never met in practice; it keeps every allocation's
+ * cost independent of its size whatever the draws are. */
+#define HEAP_DRAWS_MAX 64
+
 /* The slow path: the countdown of this thread reached 0 (or was reset). Returns the
- * weight of a sample to take on this allocation of n bytes, or 0. */
+ * weight of a sample to take on this allocation of n bytes, or 0. Its cost does not
+ * depend on n. */
 static int64_t heap_slow(size_t n)
 {
     struct heap_tls *t = &heap_tls;
@@ -265,16 +310,24 @@ static int64_t heap_slow(size_t n)
         __atomic_store_n(&t->left, HEAP_LEFT_IDLE, __ATOMIC_RELAXED);
         return 0;
     }
+    if (t->locks) {
+        /* A signal handler allocates while this thread is inside the profiler, holding
+         * one of its locks: no sample now (it would wait for that lock forever); the
+         * next allocation takes the point. */
+        __atomic_store_n(&t->left, 0, __ATOMIC_RELAXED);
+        return 0;
+    }
     if (t->slot == -1) heap_thread_register(t);
     if (!__atomic_load_n(&heap_active, __ATOMIC_ACQUIRE)) {
         /* A thread that could not be registered is not reached by a start: it
-         * looks again every interval's worth of bytes. */
-        int64_t idle = t->slot >= 0 ? HEAP_LEFT_IDLE : HEAP_INTERVAL_DEFAULT;
+         * looks again every smallest interval's worth of bytes. */
+        int64_t idle = t->slot >= 0 ? HEAP_LEFT_IDLE : HEAP_INTERVAL_MIN;
         __atomic_store_n(&t->left, idle, __ATOMIC_RELAXED);
         return 0;
     }
     uint32_t gen = __atomic_load_n(&heap_gen, __ATOMIC_ACQUIRE);
-    int64_t left = __atomic_load_n(&t->left, __ATOMIC_RELAXED);
+    /* The countdown as it was before this allocation (the fast path took n off it). */
+    uint64_t prior = (uint64_t)__atomic_load_n(&t->left, __ATOMIC_RELAXED) + n;
     if (t->gen != gen) { /* a new session: this thread's stream starts here */
         t->gen = gen;
         /* The first point's gap reaches back past the start by one more draw, as it
@@ -282,24 +335,36 @@ static int64_t heap_slow(size_t n)
          * bytes early in a session, or in a thread, would read low by one interval's
          * worth in all, and a thread that allocates less than an interval would read
          * a fraction of its bytes. */
-        int64_t first = heap_draw(t);
-        t->drawn = first + heap_draw(t);
-        left = first - (int64_t)n;
+        prior = (uint64_t)heap_draw(t);
+        t->drawn = (int64_t)prior + heap_draw(t);
+    }
+    if (n >= (uint64_t)__atomic_load_n(&heap_certain, __ATOMIC_RELAXED)) {
+        /* Sampled for sure, at its size, outside the count: the countdown goes on as
+         * if the block had not been asked for, so the points of the smaller blocks
+         * stay a Poisson process of their own and both estimates stay unbiased. A
+         * request beyond PTRDIFF_MAX no allocator serves: nothing to count. */
+        __atomic_store_n(&t->left, (int64_t)prior, __ATOMIC_RELAXED);
+        return n <= PTRDIFF_MAX ? (int64_t)n : 0;
+    }
+    int64_t left = (int64_t)prior - (int64_t)n;
+    if (left > 0) {
         __atomic_store_n(&t->left, left, __ATOMIC_RELAXED);
-        if (left > 0) return 0;
+        return 0;
     }
     /* Sample points fall on the thread's byte stream as a Poisson process, and each
      * one weighs the bytes since the point before it: the draw that just ran out. An
      * allocation may hold several points (it weighs all their gaps), and the next
      * countdown runs from the last of them, inside this allocation, not from its end:
-     * so each allocation of s bytes reads s on average, however large, and the
-     * weights add up to every byte before the last point. */
+     * so each allocation of s bytes reads s on average, and the weights add up to
+     * every byte before the last point. */
     int64_t weight = 0;
+    int draws = 0;
     do {
         weight += t->drawn;
         t->drawn = heap_draw(t);
         left += t->drawn;
-    } while (left <= 0);
+    } while (left <= 0 && ++draws < HEAP_DRAWS_MAX);
+    if (left <= 0) left = t->drawn;
     __atomic_store_n(&t->left, left, __ATOMIC_RELAXED);
     return weight;
 }
@@ -310,9 +375,25 @@ static int64_t heap_slow(size_t n)
 __attribute__((noinline, cold)) static void *heap_try_sample(size_t n, size_t align, int zero,
                                                              uintptr_t fp)
 {
+    if (heap_tls.in_handler) {
+        void *p = heap_handler_alloc(n, align);
+        if (p && zero) memset(p, 0, n);
+        if (heap_tls.in_handler) { /* still inside: the next one comes here too */
+            __atomic_store_n(&heap_tls.left, 0, __ATOMIC_RELAXED);
+            return p;
+        }
+    }
     if (!n) return NULL;
     int64_t w = heap_slow(n);
     return w ? heap_sample(&heap_tls, n, align, zero, fp, w) : NULL;
+}
+
+/* The slow path of an allocation that cannot be sampled: the countdown moves on. */
+__attribute__((noinline, cold)) static void *heap_skip(size_t n)
+{
+    int64_t w = heap_slow(n);
+    (void)w;
+    return NULL;
 }
 
 /* ===== the interposed functions ===== */
@@ -384,6 +465,7 @@ static void *heap_realloc_region(void *p, size_t n, uintptr_t fp)
         free(p);
         return NULL;
     }
+    if (heap_resize_certain(p, n, fp)) return p;
     void *q = heap_malloc_at(n, fp);
     if (!q) return NULL; /* errno is the next allocator's; p is untouched */
     size_t old = heap_block_of(p)->size;
@@ -398,8 +480,8 @@ static inline void *heap_realloc_at(void *p, size_t n, uintptr_t fp)
     if (heap_region_has(p)) return heap_realloc_region(p, n, fp);
     /* The block moves into the region when this realloc is the sample; the old
      * size is only known through malloc_usable_size. */
-    if (heap_count(n) && heap_next.malloc_usable_size) {
-        void *q = heap_try_sample(n, 16, 0, fp);
+    if (heap_count(n)) {
+        void *q = heap_next.malloc_usable_size ? heap_try_sample(n, 16, 0, fp) : heap_skip(n);
         if (q) {
             size_t old = heap_next.malloc_usable_size(p);
             memcpy(q, p, old < n ? old : n);

@@ -31,7 +31,45 @@
 #define HEAP_INTERVAL_MIN (64 * 1024)
 #define HEAP_INTERVAL_MAX ((int64_t)1 << 32)
 #define HEAP_LEFT_IDLE ((int64_t)1 << 62) /* a countdown that never reaches 0 */
+/* A block of at least HEAP_CERTAIN_X10 / 10 intervals holds a sample point with
+ * probability 1 - e^-4.6 > 99%: it is sampled for sure, at its size (docs/heap.md). The
+ * countdown's draws are capped at the same length, so such a block always reaches the
+ * slow path. */
+#define HEAP_CERTAIN_X10 46
 #define HEAP_STACK_MAX 128
+
+/* ===== per-thread state (initial-exec TLS) ===== */
+
+/* `left` is the only field the fast path touches: malloc subtracts the size and
+ * takes the slow path when it is no longer positive. Other threads store 0 into it
+ * (relaxed atomics) to send a thread to its slow path at a session start; everything
+ * else is the owner's. `left` stays in [0, 2^63): the fast path compares unsigned, so
+ * a request of 2^63 bytes or more always reaches the slow path.
+ *
+ * `locks` > 0 means the thread is inside the profiler, holding one of its locks; an
+ * allocation then (a signal handler that interrupted it) is not sampled, and a free
+ * of a region block is deferred to `deferred`, given back at the last unlock. */
+struct heap_tls {
+    int64_t left;       /* bytes until this thread's next sample */
+    int64_t drawn;      /* the interval drawn at the last sample or reset */
+    int64_t saved_left; /* `left` while the thread ignores its own allocations */
+    uint64_t rng;       /* xorshift64 state, 0 until seeded */
+    uint64_t stack_hi;  /* top of this thread's stack; 0 unknown, 1 unknowable */
+    uint32_t gen;       /* session generation `drawn` belongs to */
+    int32_t slot;       /* index in the thread registry, -1 when not registered */
+    int32_t ignore;     /* depth of heap_ignore_enter() */
+    int32_t exited;     /* its key destructor ran: pass through from now on */
+    int32_t locks;      /* locks of the heap profiler this thread holds */
+    void *deferred;     /* region blocks freed while it held one, linked by first word */
+    int32_t in_handler; /* depth of the program's signal handlers it runs (sigwrap.c) */
+    uint64_t handler_frame; /* the outermost handler's trampoline frame */
+    int64_t handler_left;   /* `left` when that handler began */
+    uint32_t samples;   /* samples this thread took (for the name's refresh) */
+    uint32_t name_id;   /* `name` interned in the table of session name_gen */
+    uint32_t name_gen;  /* 0 when `name` changed since it was interned */
+    char name[16];      /* its name as of its last refresh */
+};
+extern __thread struct heap_tls heap_tls;
 
 /* ===== locks (heap_mutex.c) ===== */
 
@@ -53,10 +91,13 @@ typedef struct {
 
 void heap_mutex_wait(heap_mutex_t *m); /* the contended lock */
 void heap_mutex_wake(heap_mutex_t *m); /* the unlock that found waiters */
+void heap_free_deferred(void);         /* the frees a signal handler left */
 
 static inline void heap_mutex_lock(heap_mutex_t *m)
 {
     lifecycle_hold();
+    heap_tls.locks++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* counted before the lock is taken */
     int free_ = 0;
     if (!__atomic_compare_exchange_n(&m->word, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         heap_mutex_wait(m);
@@ -64,40 +105,23 @@ static inline void heap_mutex_lock(heap_mutex_t *m)
 static inline int heap_mutex_trylock(heap_mutex_t *m) /* 0 when taken, as pthread's */
 {
     lifecycle_hold();
+    heap_tls.locks++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     int free_ = 0;
     if (__atomic_compare_exchange_n(&m->word, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return 0;
+    heap_tls.locks--;
     lifecycle_release();
     return 16; /* EBUSY */
 }
 static inline void heap_mutex_unlock(heap_mutex_t *m)
 {
     if (__atomic_exchange_n(&m->word, 0, __ATOMIC_RELEASE) == 2) heap_mutex_wake(m);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the lock dropped before it is uncounted */
+    if (--heap_tls.locks == 0 && __builtin_expect(heap_tls.deferred != NULL, 0))
+        heap_free_deferred();
     lifecycle_release();
 }
-
-/* ===== per-thread state (initial-exec TLS) ===== */
-
-/* `left` is the only field the fast path touches: malloc subtracts the size and
- * takes the slow path when it is no longer positive. Other threads store 0 into it
- * (relaxed atomics) to send a thread to its slow path at a session start; everything
- * else is the owner's. */
-struct heap_tls {
-    int64_t left;       /* bytes until this thread's next sample */
-    int64_t drawn;      /* the interval drawn at the last sample or reset */
-    int64_t saved_left; /* `left` while the thread ignores its own allocations */
-    uint64_t rng;       /* xorshift64 state, 0 until seeded */
-    uint64_t stack_hi;  /* top of this thread's stack; 0 unknown, 1 unknowable */
-    uint32_t gen;       /* session generation `drawn` belongs to */
-    int32_t slot;       /* index in the thread registry, -1 when not registered */
-    int32_t ignore;     /* depth of heap_ignore_enter() */
-    int32_t exited;     /* its key destructor ran: pass through from now on */
-    uint32_t samples;   /* samples this thread took (for the name's refresh) */
-    uint32_t name_id;   /* `name` interned in the table of session name_gen */
-    uint32_t name_gen;  /* 0 when `name` changed since it was interned */
-    char name[16];      /* its name as of its last refresh */
-};
-extern __thread struct heap_tls heap_tls;
 
 /* ===== the next allocator (heap.c) ===== */
 
@@ -260,11 +284,18 @@ int heap_gzip(const uint8_t *p, size_t n, struct pb_buf *out);
 extern uint32_t heap_gen; /* the running session's generation; 0 before the first */
 extern int heap_active;   /* a session runs */
 extern int64_t heap_interval;
+extern int64_t heap_certain; /* the size from which a block is sampled for sure */
 
 /* The slow path's sample: a block of `size` bytes from the region carrying this
- * thread's weight, or NULL when it cannot be sampled (then allocate normally). */
+ * thread's weight, or NULL when it cannot be sampled (then allocate normally). When
+ * the region has no room, the block comes from the next allocator and the sample's
+ * bytes are counted as lost, unless that allocator refuses the request too. */
 void *heap_sample(struct heap_tls *t, size_t size, size_t align, int zero, uintptr_t fp,
                   int64_t weight);
+/* realloc of a block sampled for sure, to a size that is still sampled for sure and
+ * fits its chunk: the block stays, its size moves (from its old site to this call's).
+ * 1 when done; 0 to move it as any other realloc. */
+int heap_resize_certain(void *p, size_t n, uintptr_t fp);
 /* A region block is freed: its weight leaves in-use if its session still runs. */
 void heap_sampled_free(void *p);
 

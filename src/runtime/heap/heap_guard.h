@@ -8,4 +8,12 @@
 #define KESTREL_HEAP_GUARD_H
 void heap_ignore_enter(void);
 void heap_ignore_leave(void);
+
+/* The calling thread runs a signal handler of the program, whose trampoline's frame
+ * is at `frame` (sigwrap.c): until the leave, its allocations are served from the
+ * runtime's region (never the next allocator's, whose lock the interrupted code may
+ * hold) and not sampled. A handler left by a jump is noticed at the next allocation
+ * made above that frame. Async-signal-safe; nestable. */
+void heap_handler_enter(unsigned long frame);
+void heap_handler_leave(void);
 #endif

@@ -13,6 +13,7 @@
 #include "runtime/lifecycle.h"
 #include "runtime/rtclock.h"
 #include "runtime/unwind/execmap.h"
+#include "runtime/rtsay.h"
 #include "kestrel.h"
 
 #include <errno.h>
@@ -31,6 +32,7 @@
 uint32_t heap_gen;
 int heap_active;
 int64_t heap_interval = HEAP_INTERVAL_DEFAULT;
+int64_t heap_certain = HEAP_INTERVAL_DEFAULT / 10 * HEAP_CERTAIN_X10;
 
 static heap_mutex_t heap_api_lock = HEAP_MUTEX_INIT;
 static heap_mutex_t heap_lock = HEAP_MUTEX_INIT;
@@ -70,37 +72,24 @@ static int64_t heap_objects(int64_t weight, uint64_t size)
 
 /* ===== inside malloc ===== */
 
-void *heap_sample(struct heap_tls *t, size_t size, size_t align, int zero, uintptr_t fp,
-                  int64_t weight)
+/* The allocating thread's stack into pcs, and its name refreshed. The name is a
+ * system call away: read at a thread's first sample and every 32nd, so a thread that
+ * renames itself is labelled anew within 32 samples. */
+static size_t heap_stack_of(struct heap_tls *t, uintptr_t fp, uintptr_t *pcs, uint8_t *walk_stop)
 {
-    int saved = errno;
-    heap_ignore_enter();
-    uintptr_t pcs[HEAP_STACK_MAX];
-    uint8_t walk_stop;
-    size_t depth = heap_stack_walk(fp, pcs, HEAP_STACK_MAX, &walk_stop);
-    /* The name is a system call away: read at a thread's first sample and every
-     * 32nd, so a thread that renames itself is labelled anew within 32 samples. */
+    size_t depth = heap_stack_walk(fp, pcs, HEAP_STACK_MAX, walk_stop);
     if (!(t->samples++ & 31)) {
         char name[17] = "";
         prctl(PR_GET_NAME, name);
         memcpy(t->name, name, sizeof t->name);
         t->name_gen = 0;
     }
-    void *p = heap_region_alloc(size, align);
-    int64_t objects = heap_objects(weight, size);
-    heap_mutex_lock(&heap_lock);
-    if (!heap_active || t->gen != heap_gen) { /* the session ended meanwhile */
-        heap_mutex_unlock(&heap_lock);
-        if (p) heap_region_release(p);
-        p = NULL;
-        goto out;
-    }
-    if (!p) { /* no room in the region: the bytes are counted as lost */
-        heap_info.lost_objects += (uint64_t)objects;
-        heap_info.lost_bytes += (uint64_t)weight;
-        heap_mutex_unlock(&heap_lock);
-        goto out;
-    }
+    return depth;
+}
+
+/* Under heap_lock: the bucket of this stack and thread in the running session. */
+static uint32_t heap_bucket_of(struct heap_tls *t, uintptr_t *pcs, size_t depth, uint8_t walk_stop)
+{
     if (t->name_gen != heap_gen) { /* interned once per name and session */
         t->name_id = heap_table_string(&heap_table, t->name, strnlen(t->name, sizeof t->name));
         t->name_gen = heap_gen;
@@ -111,7 +100,43 @@ void *heap_sample(struct heap_tls *t, size_t size, size_t align, int zero, uintp
     enum unwind_stop stop = (enum unwind_stop)walk_stop;
     depth = execmap_trim(&heap_exec, (const uint64_t *)pcs, depth, 0, &stop);
     heap_info.stops[stop < UNWIND_STOPS ? stop : UNWIND_NOT_WALKED]++;
-    uint32_t bucket = heap_table_bucket(&heap_table, pcs, (uint32_t)depth, stop, t->name_id);
+    return heap_table_bucket(&heap_table, pcs, (uint32_t)depth, stop, t->name_id);
+}
+
+void *heap_sample(struct heap_tls *t, size_t size, size_t align, int zero, uintptr_t fp,
+                  int64_t weight)
+{
+    int saved = errno;
+    heap_ignore_enter();
+    uintptr_t pcs[HEAP_STACK_MAX];
+    uint8_t walk_stop;
+    size_t depth = heap_stack_of(t, fp, pcs, &walk_stop);
+    void *p = heap_region_alloc(size, align);
+    int64_t objects = heap_objects(weight, size);
+    heap_mutex_lock(&heap_lock);
+    if (!heap_active || t->gen != heap_gen) { /* the session ended meanwhile */
+        heap_mutex_unlock(&heap_lock);
+        if (p) heap_region_release(p);
+        p = NULL;
+        goto out;
+    }
+    if (!p) {
+        /* No room in the region: the next allocator serves it, and the bytes are
+         * counted as lost if it could (a request it refuses was never memory). */
+        heap_mutex_unlock(&heap_lock);
+        p = align <= 16 ? zero ? heap_next.calloc(1, size) : heap_next.malloc(size)
+                        : heap_next.memalign(align, size);
+        if (p) {
+            heap_mutex_lock(&heap_lock);
+            if (heap_active && t->gen == heap_gen) {
+                heap_info.lost_objects += (uint64_t)objects;
+                heap_info.lost_bytes += (uint64_t)weight;
+            }
+            heap_mutex_unlock(&heap_lock);
+        }
+        goto out;
+    }
+    uint32_t bucket = heap_bucket_of(t, pcs, depth, walk_stop);
     struct heap_bucket *b = &heap_table.buckets[bucket];
     b->alloc_objects += objects;
     b->alloc_bytes += weight;
@@ -130,8 +155,70 @@ out:
     return p;
 }
 
+int heap_resize_certain(void *p, size_t n, uintptr_t fp)
+{
+    struct heap_tls *t = &heap_tls;
+    struct heap_block *h = heap_block_of(p);
+    if (t->locks || t->ignore || n < (uint64_t)__atomic_load_n(&heap_certain, __ATOMIC_RELAXED) ||
+        n > heap_region_usable(p) || h->gen != __atomic_load_n(&heap_gen, __ATOMIC_ACQUIRE) ||
+        h->weight != (int64_t)h->size || !__atomic_load_n(&heap_active, __ATOMIC_ACQUIRE))
+        return 0;
+    int saved = errno, done = 0;
+    heap_ignore_enter();
+    uintptr_t pcs[HEAP_STACK_MAX];
+    uint8_t walk_stop;
+    size_t depth = heap_stack_of(t, fp, pcs, &walk_stop);
+    heap_mutex_lock(&heap_lock);
+    if (heap_active && h->gen == heap_gen) {
+        struct heap_bucket *old = &heap_table.buckets[h->bucket];
+        old->inuse_objects -= 1;
+        old->inuse_bytes -= h->weight;
+        uint32_t bucket = heap_bucket_of(t, pcs, depth, walk_stop);
+        struct heap_bucket *b = &heap_table.buckets[bucket];
+        b->alloc_objects += 1;
+        b->alloc_bytes += (int64_t)n;
+        b->inuse_objects += 1;
+        b->inuse_bytes += (int64_t)n;
+        heap_info.samples++;
+        h->bucket = bucket;
+        h->weight = (int64_t)n;
+        h->size = n;
+        done = 1;
+    }
+    heap_mutex_unlock(&heap_lock);
+    heap_ignore_leave();
+    errno = saved;
+    return done;
+}
+
+/* A region block freed by a signal handler while its thread held a lock of the
+ * profiler: kept on the thread's list until that lock's release (heap_mutex_unlock). A
+ * nested handler may push too, hence the compare-and-swap. */
+static void heap_defer_free(void *p)
+{
+    void *head = __atomic_load_n(&heap_tls.deferred, __ATOMIC_RELAXED);
+    do
+        *(void **)p = head;
+    while (!__atomic_compare_exchange_n(&heap_tls.deferred, &head, p, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
+}
+
+void heap_free_deferred(void)
+{
+    void *p = __atomic_exchange_n(&heap_tls.deferred, NULL, __ATOMIC_RELAXED);
+    while (p) {
+        void *next = *(void **)p;
+        heap_sampled_free(p);
+        p = next;
+    }
+}
+
 void heap_sampled_free(void *p)
 {
+    if (heap_tls.locks) {
+        heap_defer_free(p);
+        return;
+    }
     struct heap_block *h = heap_block_of(p);
     if (h->gen && h->gen == __atomic_load_n(&heap_gen, __ATOMIC_ACQUIRE) &&
         __atomic_load_n(&heap_active, __ATOMIC_ACQUIRE)) {
@@ -185,6 +272,7 @@ static int heap_start_locked(int64_t interval)
     heap_info.interval = interval;
     heap_info.start_ns = rt_clock_ns(CLOCK_REALTIME);
     __atomic_store_n(&heap_interval, interval, __ATOMIC_RELAXED);
+    __atomic_store_n(&heap_certain, interval * HEAP_CERTAIN_X10 / 10, __ATOMIC_RELAXED);
     uint32_t gen = heap_gen + 1 ? heap_gen + 1 : 1;
     __atomic_store_n(&heap_gen, gen, __ATOMIC_RELEASE);
     __atomic_store_n(&heap_active, 1, __ATOMIC_RELEASE);
@@ -343,23 +431,26 @@ static int heap_file_name(char *out, size_t n)
     return 0;
 }
 
-/* Written to a temporary name and renamed, so a reader never sees half a file. */
-static int heap_write_file(const struct pb_buf *gz)
+/* Written to a temporary name and renamed, so a reader never sees half a file. The
+ * file's name goes to `path` (for the message of a failure). */
+static int heap_write_file(const struct pb_buf *gz, char *path, size_t path_size)
 {
-    char path[sizeof heap_path + 64], tmp[sizeof path + 32];
-    int rc = heap_file_name(path, sizeof path);
+    char tmp[sizeof heap_path + 96];
+    int rc = heap_file_name(path, path_size);
     if (rc) return rc;
     snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, lifecycle_pid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return -errno;
     size_t off = 0;
-    while (off < gz->len) {
+    rc = 0;
+    while (off < gz->len && !rc) {
         ssize_t w = write(fd, gz->data + off, gz->len - off);
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) break;
-        off += (size_t)w;
+        if (w <= 0)
+            rc = w < 0 ? -errno : -ENOSPC; /* a full disk, said as such */
+        else
+            off += (size_t)w;
     }
-    rc = off == gz->len ? 0 : -EIO;
     if (close(fd) && !rc) rc = -errno;
     if (!rc && rename(tmp, path)) rc = -errno;
     if (rc) unlink(tmp);
@@ -376,7 +467,12 @@ static void heap_flush(enum lifecycle_event ev)
     if (heap_path_set && !heap_take(&heap_api_lock, patient)) {
         if (heap_active) {
             struct pb_buf gz = {0};
-            if (!heap_encode(1, &gz, patient, 0)) heap_write_file(&gz);
+            char path[sizeof heap_path + 64] = "";
+            int rc = heap_encode(1, &gz, patient, 0);
+            if (!rc) rc = heap_write_file(&gz, path, sizeof path);
+            if (rc)
+                rtsay("kestrel: heap profile: cannot write %s: %s", *path ? path : heap_path,
+                      rtsay_errno(rc));
             pb_buf_free(&gz);
         }
         heap_mutex_unlock(&heap_api_lock);
@@ -405,7 +501,8 @@ static void heap_die(const char *what, const char *why)
 }
 
 /* KESTREL_HEAP=<path> starts a session before the program runs; if it cannot start,
- * the process says why and exits 1 rather than run unprofiled. */
+ * the process says why and exits 1 rather than run unprofiled. A bad
+ * KESTREL_HEAP_INTERVAL is said and replaced by the default. */
 __attribute__((constructor)) static void heap_from_env(void)
 {
     const char *p = getenv("KESTREL_HEAP");
@@ -416,15 +513,18 @@ __attribute__((constructor)) static void heap_from_env(void)
     size_t interval = 0;
     const char *iv = getenv("KESTREL_HEAP_INTERVAL");
     if (iv && *iv) {
+        /* As the CPU settings: a bad value is one line and the default, never a
+         * program stopped before it ran. */
         char *end;
         errno = 0;
         unsigned long long v = strtoull(iv, &end, 10);
-        if (*end || errno || *iv == '-' || v == 0)
-            heap_die("KESTREL_HEAP_INTERVAL", "not a number of bytes");
-        interval = (size_t)v;
+        if (*end || errno || *iv == '-' || v < HEAP_INTERVAL_MIN || v > (uint64_t)HEAP_INTERVAL_MAX)
+            rtsay("kestrel: KESTREL_HEAP_INTERVAL=%s: not a number of bytes from %d to %lld; "
+                  "using %d",
+                  iv, HEAP_INTERVAL_MIN, (long long)HEAP_INTERVAL_MAX, HEAP_INTERVAL_DEFAULT);
+        else
+            interval = (size_t)v;
     }
     int rc = kestrel_heap_start(interval);
-    if (rc == -EINVAL)
-        heap_die("KESTREL_HEAP_INTERVAL", "the interval must be 65536 to 4294967296 bytes");
     if (rc) heap_die("cannot start", strerror(-rc));
 }

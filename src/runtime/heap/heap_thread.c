@@ -78,6 +78,7 @@ static void heap_fork_child(void)
     heap_region_fork(2);
     heap_threads_lock = (heap_mutex_t)HEAP_MUTEX_INIT;
     lifecycle_forget_holds(2);
+    heap_tls.locks -= 2;
     memset(heap_threads, 0, sizeof heap_threads);
     if (heap_tls.slot >= 0) heap_threads[heap_tls.slot] = &heap_tls;
 }

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""A profile that cannot be written is one clear line on stderr from the runtime, for
+the CPU profile (the engine under test) and the heap profile: a directory that does not
+exist, a program that ends with no descriptor left, a full disk (a 16 KiB tmpfs, filled;
+"No space left on device", not "Input/output error"). The program's own status is
+untouched and no temporary file is left. An invalid KESTREL_HEAP_INTERVAL is one line
+and the default interval: the program runs and its profile is written."""
+import os
+import subprocess
+
+from rtlib import Checker, prog, profiled_env, tmpdir, run
+
+c = Checker()
+exe = prog("prog_nofd")
+
+
+def both(d, name):
+    return profiled_env(os.path.join(d, name + ".json"),
+                        extra={"KESTREL_HEAP": os.path.join(d, name + ".pb.gz")})
+
+
+def expect(env, args, why, where, what):
+    p = run([exe] + args, env)
+    c.check(p.returncode == 0, "%s: status %d" % (what, p.returncode))
+    for kind, ext in (("CPU", ".json"), ("heap", ".pb.gz")):
+        line = "kestrel: %s profile: cannot write %s%s: %s" % (kind, where, ext, why)
+        c.check(line in p.stderr.splitlines(), "%s: no line %r in %r" % (what, line, p.stderr))
+    return p
+
+
+d = tmpdir()
+expect(both(os.path.join(d, "missing"), "p"), ["quick"], "No such file or directory",
+       os.path.join(d, "missing", "p"), "no directory")
+expect(both(d, "nofd"), [], "Too many open files", os.path.join(d, "nofd"), "no descriptor")
+c.check(os.listdir(d) == [], "no descriptor: files left %s" % os.listdir(d))
+
+full = os.path.join(d, "full")
+os.mkdir(full)
+m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", full],
+                   capture_output=True, text=True)
+if c.check(m.returncode == 0, "a tmpfs for the full disk: %s" % m.stderr.strip()):
+    try:
+        fd = os.open(os.path.join(full, "fill"), os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(fd, b"\0" * 4096) > 0:
+                pass
+        except OSError:
+            pass
+        os.close(fd)
+        expect(both(full, "p"), ["quick"], "No space left on device", os.path.join(full, "p"),
+               "full disk")
+        c.check(sorted(os.listdir(full)) == ["fill"], "full disk: files left %s" % os.listdir(full))
+    finally:
+        subprocess.run(["umount", full])
+
+env = both(d, "iv")
+env["KESTREL_HEAP_INTERVAL"] = "1000"
+p = run([exe, "quick"], env)
+c.check(p.returncode == 0, "bad interval: status %d" % p.returncode)
+c.check("kestrel: KESTREL_HEAP_INTERVAL=1000: not a number of bytes from 65536 to 4294967296; "
+        "using 524288" in p.stderr.splitlines(), "bad interval: %r" % p.stderr)
+c.check(os.path.getsize(os.path.join(d, "iv.pb.gz")) > 0, "bad interval: heap profile written")
+c.exit()
