@@ -24,6 +24,7 @@
 #include "runtime/rtclock.h"
 #include "runtime/rtmem.h"
 #include "runtime/sigwrap.h"
+#include "runtime/heap/heap_guard.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -354,6 +355,76 @@ KESTREL_INTERPOSE sighandler_t signal(int sig, sighandler_t handler)
     sigaddset(&act.sa_mask, sig);
     if (sigaction(sig, &act, &old) != 0) return SIG_ERR;
     return old.sa_handler;
+}
+
+/* ============ _exit, _Exit, quick_exit, exit_group: no destructors run ============ */
+
+/* The process ends without exit()'s destructors: the files are written first. From a
+ * handler of the program (_exit is async-signal-safe, and handlers call it) the
+ * interrupted code may hold any lock, so the flush goes to the flushing thread as for
+ * a fatal signal, bounded; on a thread that holds a lock of the runtime (a handler
+ * the runtime could not see interrupted it) nothing is written. A vfork child (which
+ * shares the parent's memory) writes nothing either. */
+static void lc_before_quick_end(void)
+{
+    if (atomic_load(&lc_nclients) == 0 || lifecycle_pid() != lc_sys_getpid()) return;
+    if (lifecycle_held) return;
+    if (heap_handler_depth() > 0)
+        lc_flush_for_signal(-1);
+    else
+        lc_flush_all(LIFECYCLE_EXIT, 0);
+}
+
+KESTREL_INTERPOSE void _exit(int status)
+{
+    lc_before_quick_end();
+    REAL(_exit)(status);
+    for (;;)
+        ;
+}
+
+KESTREL_INTERPOSE void _Exit(int status)
+{
+    lc_before_quick_end();
+    REAL(_Exit)(status);
+    for (;;)
+        ;
+}
+
+KESTREL_INTERPOSE void quick_exit(int status)
+{
+    lc_before_quick_end();
+    REAL(quick_exit)(status);
+    for (;;)
+        ;
+}
+
+/* syscall(SYS_exit_group, status), as programs end themselves without libc's exit.
+ * Every other call passes through with its six argument words, as glibc's syscall()
+ * reads them. An exit_group made with the syscall instruction itself cannot be seen:
+ * the kernel ends every thread at once. */
+static long (*lc_real_syscall)(long, ...);
+
+KESTREL_INTERPOSE long syscall(long n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long);
+    long d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
+    va_end(ap);
+    if (n == SYS_exit_group) lc_before_quick_end();
+    if (!lc_real_syscall) lc_real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+    return lc_real_syscall(n, a, b, c, d, e, f);
+}
+
+/* Resolved before anything else runs: syscall() is called inside malloc and in
+ * signal handlers, where dlsym must not be. */
+__attribute__((constructor(101))) static void lc_resolve_early(void)
+{
+    lc_real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+    (void)REAL(_exit);
+    (void)REAL(_Exit);
+    (void)REAL(quick_exit);
 }
 
 /* ======================= exec: write before the image goes ======================= */

@@ -3,7 +3,9 @@
  * sigterm, sigint, sighup, sigabrt (abort()), each by its default action, after
  * printing how many threads the process has; thread-sigterm (the same after a thread
  * of its own came and went, listing the names of its threads before and after);
- * churn (allocates and frees forever, one thread, until a signal ends it); or fork
+ * churn (allocates and frees forever, one thread, until a signal ends it); _exit,
+ * _Exit, quick_exit, exit_group (syscall()) or handler_exit (_exit(5) from a SIGTERM
+ * handler), each with status 5 and no destructor run; or fork
  * (the child reports whether a profile runs in it, allocates, and exits). Prints
  * "ran" first, so a test can tell it started. */
 #include <dirent.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +39,12 @@ static void print_threads(const char *when)
     if (d) closedir(d);
     printf("\n");
     fflush(stdout);
+}
+
+static void exit_from_handler(int sig)
+{
+    (void)sig;
+    _exit(5);
 }
 
 static void *idle(void *arg)
@@ -98,6 +107,16 @@ int main(int argc, char **argv)
         return 3;
     }
     if (!strcmp(mode, "churn")) churn();
+    /* ends that run no destructor: the profile must be written all the same */
+    if (!strcmp(mode, "_exit")) _exit(5);
+    if (!strcmp(mode, "_Exit")) _Exit(5);
+    if (!strcmp(mode, "quick_exit")) quick_exit(5);
+    if (!strcmp(mode, "exit_group")) syscall(SYS_exit_group, 5);
+    if (!strcmp(mode, "handler_exit")) {
+        signal(SIGTERM, exit_from_handler);
+        kill(getpid(), SIGTERM);
+        return 3;
+    }
     if (!strcmp(mode, "fork")) {
         pid_t c = fork();
         if (c == 0) {

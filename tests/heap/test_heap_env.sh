@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # KESTREL_HEAP through the environment, as a user preloads the runtime: the file is
 # written at exit (a %p path, a directory, empty: the default name), before exec,
-# before SIGTERM's default action ends the process; a forked child has no profile and
+# before SIGTERM's default action ends the process, at _exit, _Exit, quick_exit and
+# exit_group; a forked child has no profile and
 # writes no file; a bad interval is said and replaced by the default. go tool pprof
 # -raw (pprof's own parser, which checks every index) reads each file and shows the
 # sample types, the period and the executable's mapping with its build id.
@@ -45,6 +46,23 @@ rc=$?
 [ $rc = 143 ] || bad "sigterm: status $rc, want 143"
 f=$(ls "$T" | grep -E '^out\.[0-9]+\.pb\.gz$')
 [ -n "$f" ] && check_file "$T/$f" 524288 "sigterm" || bad "sigterm: no file"
+
+# ends that run no destructor: _exit, _Exit, quick_exit, syscall(SYS_exit_group) and
+# _exit from a signal handler each leave the whole profile, with the program's status
+for m in _exit _Exit quick_exit exit_group handler_exit; do
+    rm -f "$T"/out.*
+    run KESTREL_HEAP="$T/out.%p.pb.gz" "$PROG" $m >/dev/null
+    rc=$?
+    [ $rc = 5 ] || bad "$m: status $rc, want 5"
+    f=$(ls "$T" | grep -E '^out\.[0-9]+\.pb\.gz$')
+    if [ -n "$f" ]; then
+        check_file "$T/$f" 524288 "$m"
+        rep=$("$K" report "$T/$f" 2>&1) || bad "$m: report: $rep"
+        grep -q ' site_keep ' <<<"$rep" || bad "$m: no site_keep in: $rep"
+    else
+        bad "$m: no file"
+    fi
+done
 
 # fork: the child runs no profile and writes nothing
 rm -f "$T"/out.*

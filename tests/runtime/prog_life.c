@@ -12,6 +12,9 @@
  *   fpe       divides by zero (SIGFPE from the kernel)
  *   pipe      writes to a pipe whose reader is closed (SIGPIPE)
  *   own       installs its own SIGTERM handler, raises SIGTERM, returns 9 once handled
+ *   _exit, _Exit, quick_exit, exit_group (through syscall())   end with status 6 and no
+ *             destructor run
+ *   handler_exit   a SIGTERM handler of its own calls _exit(6); raises SIGTERM
  *   fork      two threads keep burning while the main thread forks 20 children (each
  *             burns and exits 4); returns 0 when every child exited 4
  */
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +39,12 @@ static void on_term(int sig)
 {
     (void)sig;
     got_term = 1;
+}
+
+static void exit_from_handler(int sig)
+{
+    (void)sig;
+    _exit(6);
 }
 
 static void *burner(void *arg)
@@ -58,6 +68,14 @@ int main(int argc, char **argv)
         char *args[] = {argv[0], "exit", NULL};
         execvp(argv[0], args);
         return 100;
+    }
+    if (!strcmp(mode, "_exit")) _exit(6);
+    if (!strcmp(mode, "_Exit")) _Exit(6);
+    if (!strcmp(mode, "quick_exit")) quick_exit(6);
+    if (!strcmp(mode, "exit_group")) syscall(SYS_exit_group, 6);
+    if (!strcmp(mode, "handler_exit")) {
+        signal(SIGTERM, exit_from_handler);
+        raise(SIGTERM);
     }
     if (!strcmp(mode, "term")) kill(getpid(), SIGTERM);
     if (!strcmp(mode, "int")) raise(SIGINT);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Process life under profiling: normal exit, exec (execl, execvp), SIGTERM, SIGINT,
 SIGHUP, abort, SIGQUIT, crashes (SIGSEGV, SIGFPE from the kernel), SIGPIPE, a
-program's own SIGTERM handler, and fork from a multi-threaded program
+program's own SIGTERM handler, the ends that run no destructor (_exit, _Exit,
+quick_exit, syscall(SYS_exit_group), _exit from a signal handler), and fork from a multi-threaded program
 while sampling. Each mode ends with exactly the status it has unprofiled, and the
 files that must exist do, complete (valid JSON with samples), with no temporary file
 left behind; the file of an image replaced by exec is <path>.exec0."""
@@ -45,7 +46,9 @@ for mode, files in (("exit", ["p.{pid}.json"]),
                     ("hup", ["p.{pid}.json"]), ("abort", ["p.{pid}.json"]),
                     ("quit", ["p.{pid}.json"]), ("segv", ["p.{pid}.json"]),
                     ("fpe", ["p.{pid}.json"]), ("pipe", ["p.{pid}.json"]),
-                    ("own", ["p.{pid}.json"])):
+                    ("own", ["p.{pid}.json"]), ("_exit", ["p.{pid}.json"]),
+                    ("_Exit", ["p.{pid}.json"]), ("quick_exit", ["p.{pid}.json"]),
+                    ("exit_group", ["p.{pid}.json"]), ("handler_exit", ["p.{pid}.json"])):
     want, _ = run(mode, plain_env)
     d = tmpdir()
     got, _ = run(mode, profiled_env(os.path.join(d, "p.%p.json")))

@@ -198,6 +198,16 @@ void heap_handler_enter(unsigned long frame)
     }
 }
 
+int heap_handler_depth(void)
+{
+    struct heap_tls *t = &heap_tls;
+    if (t->in_handler && (uintptr_t)__builtin_frame_address(0) > t->handler_frame) {
+        t->in_handler = 0; /* left by a jump */
+        __atomic_store_n(&t->left, t->handler_left, __ATOMIC_RELAXED);
+    }
+    return t->in_handler;
+}
+
 void heap_handler_leave(void)
 {
     struct heap_tls *t = &heap_tls;

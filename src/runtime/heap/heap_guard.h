@@ -16,4 +16,6 @@ void heap_ignore_leave(void);
  * made above that frame. Async-signal-safe; nestable. */
 void heap_handler_enter(unsigned long frame);
 void heap_handler_leave(void);
+/* How many of the program's handlers the calling thread is inside (0: none). */
+int heap_handler_depth(void);
 #endif
