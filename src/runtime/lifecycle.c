@@ -27,6 +27,7 @@
 #include "runtime/heap/heap_guard.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -434,6 +435,7 @@ __attribute__((constructor(101))) static void lc_resolve_early(void)
 struct lc_env {
     char **env;
     size_t bytes;
+    int flushed; /* the clients wrote their files for this exec */
     char var[48];
 };
 
@@ -454,20 +456,57 @@ static char **lc_env_next(char *const envp[], struct lc_env *e)
     return e->env;
 }
 
+/* 1 when an exec of `file` cannot succeed: no executable file at that path (or, with
+ * `search`, in any directory of PATH, as execvp looks). Then nothing is flushed and
+ * the profile simply goes on. errno is kept. */
+static int lc_exec_doomed(int dirfd, const char *file, int search)
+{
+    if (!file || !*file) return 0; /* let the real call say what is wrong */
+    int saved = errno, doomed = 1;
+    if (!search || strchr(file, '/')) {
+        doomed = faccessat(dirfd, file, X_OK, 0) != 0;
+    } else {
+        const char *path = getenv("PATH");
+        if (!path) path = "/bin:/usr/bin";
+        char cand[4096];
+        for (const char *p = path; doomed;) {
+            const char *end = strchr(p, ':');
+            size_t len = end ? (size_t)(end - p) : strlen(p);
+            int n = snprintf(cand, sizeof cand, "%.*s%s%s", (int)len, p, len ? "/" : "", file);
+            if (n > 0 && (size_t)n < sizeof cand && access(cand, X_OK) == 0) doomed = 0;
+            if (!end) break;
+            p = end + 1;
+        }
+    }
+    errno = saved;
+    return doomed;
+}
+
 /* Called before every exec: flushes (unless this is a vfork child, which shares
- * our memory) and returns the environment the new image gets. */
-static char **lc_before_exec(char *const envp[], struct lc_env *e)
+ * our memory, or the exec is doomed) and returns the environment the new image gets. */
+static char **lc_before_exec(char *const envp[], struct lc_env *e, int doomed)
 {
     e->env = NULL;
-    if (atomic_load(&lc_nclients) == 0 || lifecycle_pid() != lc_sys_getpid()) return (char **)envp;
+    e->flushed = 0;
+    if (atomic_load(&lc_nclients) == 0 || lifecycle_pid() != lc_sys_getpid() || doomed)
+        return (char **)envp;
     lc_flush_all(LIFECYCLE_EXEC, 0);
+    e->flushed = 1;
     return lc_env_next(envp, e);
 }
 
+/* The exec failed: the image goes on, and so do the profiles. */
 static int lc_after_failed_exec(struct lc_env *e)
 {
     int saved = errno;
     rtmem_free(e->env, e->bytes);
+    if (e->flushed) {
+        atomic_store(&lc_done, 0);
+        atomic_store(&lc_flushed, 0);
+        int n = atomic_load(&lc_nclients);
+        for (int i = 0; i < n; i++)
+            if (lc_clients[i]->exec_failed) lc_clients[i]->exec_failed();
+    }
     errno = saved;
     return -1;
 }
@@ -477,7 +516,7 @@ extern char **environ;
 KESTREL_INTERPOSE int execve(const char *path, char *const argv[], char *const envp[])
 {
     struct lc_env e;
-    char **env = lc_before_exec(envp, &e);
+    char **env = lc_before_exec(envp, &e, lc_exec_doomed(AT_FDCWD, path, 0));
     REAL(execve)(path, argv, env);
     return lc_after_failed_exec(&e);
 }
@@ -490,7 +529,7 @@ KESTREL_INTERPOSE int execv(const char *path, char *const argv[])
 KESTREL_INTERPOSE int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     struct lc_env e;
-    char **env = lc_before_exec(envp, &e);
+    char **env = lc_before_exec(envp, &e, lc_exec_doomed(AT_FDCWD, file, 1));
     REAL(execvpe)(file, argv, env);
     return lc_after_failed_exec(&e);
 }
@@ -503,7 +542,7 @@ KESTREL_INTERPOSE int execvp(const char *file, char *const argv[])
 KESTREL_INTERPOSE int fexecve(int fd, char *const argv[], char *const envp[])
 {
     struct lc_env e;
-    char **env = lc_before_exec(envp, &e);
+    char **env = lc_before_exec(envp, &e, 0);
     REAL(fexecve)(fd, argv, env);
     return lc_after_failed_exec(&e);
 }
@@ -512,7 +551,7 @@ KESTREL_INTERPOSE int execveat(int dirfd, const char *path, char *const argv[], 
                                int flags)
 {
     struct lc_env e;
-    char **env = lc_before_exec(envp, &e);
+    char **env = lc_before_exec(envp, &e, !(flags & AT_EMPTY_PATH) && lc_exec_doomed(dirfd, path, 0));
     REAL(execveat)(dirfd, path, argv, env, flags);
     return lc_after_failed_exec(&e);
 }

@@ -3,7 +3,8 @@
  *
  *  - normal exit (exit(), return from main);
  *  - before exec (every exec function, interposed), so the new image does not
- *    discard the profile;
+ *    discard the profile; an exec that cannot succeed (no such executable file) is
+ *    foreseen and flushes nothing, and one that fails anyway lets the clients resume;
  *  - before SIGINT, SIGTERM, SIGHUP or SIGABRT ends the process by its default action;
  *    the process then ends exactly as it would have (same signal, same status). A
  *    signal the program handles itself is left alone, including when it installs
@@ -39,6 +40,10 @@ struct lifecycle_client {
     /* Runs in the child right after fork, before fork returns there. Only the
      * calling thread exists: reset state, do not wait on locks other threads held. */
     void (*after_fork_child)(void);
+    /* Optional: an exec after which flush(LIFECYCLE_EXEC) ran has failed, and this
+     * image goes on (called on the thread that called exec). The client resumes; its
+     * flush will be called again at the image's end. */
+    void (*exec_failed)(void);
     /* 1 when flush(LIFECYCLE_SIGNAL) may also run inside the fatal signal's
      * handler, on the signalled thread of a single-threaded process (see
      * lifecycle_threads_coming): it then calls nothing that allocates with malloc,

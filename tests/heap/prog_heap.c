@@ -5,7 +5,8 @@
  * of its own came and went, listing the names of its threads before and after);
  * churn (allocates and frees forever, one thread, until a signal ends it); _exit,
  * _Exit, quick_exit, exit_group (syscall()) or handler_exit (_exit(5) from a SIGTERM
- * handler), each with status 5 and no destructor run; or fork
+ * handler), each with status 5 and no destructor run; execfail or execbad (an exec
+ * that fails: no such file, or ENOEXEC; then 16 MiB more kept at site_after); or fork
  * (the child reports whether a profile runs in it, allocates, and exits). Prints
  * "ran" first, so a test can tell it started. */
 #include <dirent.h>
@@ -15,11 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void *kept[4096];
+static void *kept[4096], *after[4096];
 
 /* The names of this process's threads, on one line. */
 static void print_threads(const char *when)
@@ -68,6 +70,13 @@ __attribute__((noinline)) static void churn(void)
     }
 }
 
+__attribute__((noinline)) void *site_after(void)
+{
+    void *p = malloc(4096);
+    __asm__ volatile("" ::: "memory");
+    return p;
+}
+
 __attribute__((noinline)) void *site_keep(void)
 {
     void *p = malloc(4096);
@@ -85,6 +94,20 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "exec")) {
         execl("/bin/true", "true", (char *)NULL);
         return 2;
+    }
+    if (!strcmp(mode, "execfail") || !strcmp(mode, "execbad")) {
+        char bad[64] = "/nonexistent/kestrel-no-such-program";
+        if (!strcmp(mode, "execbad")) { /* executable, but no program: ENOEXEC */
+            snprintf(bad, sizeof bad, "/tmp/kestrel-noexec.%d", (int)getpid());
+            FILE *f = fopen(bad, "w");
+            if (f) fputs("\177ELF not a program\n", f), fclose(f);
+            chmod(bad, 0755);
+        }
+        execl(bad, bad, (char *)NULL);
+        if (!strcmp(mode, "execbad")) unlink(bad);
+        for (int i = 0; i < 4096; i++)
+            after[i] = site_after();
+        return 0;
     }
     static const struct {
         const char *mode;

@@ -2,7 +2,7 @@
 # KESTREL_HEAP through the environment, as a user preloads the runtime: the file is
 # written at exit (a %p path, a directory, empty: the default name), before exec,
 # before SIGTERM's default action ends the process, at _exit, _Exit, quick_exit and
-# exit_group; a forked child has no profile and
+# exit_group, at the end of an image whose exec failed; a forked child has no profile and
 # writes no file; a bad interval is said and replaced by the default. go tool pprof
 # -raw (pprof's own parser, which checks every index) reads each file and shows the
 # sample types, the period and the executable's mapping with its build id.
@@ -61,6 +61,21 @@ for m in _exit _Exit quick_exit exit_group handler_exit; do
         grep -q ' site_keep ' <<<"$rep" || bad "$m: no site_keep in: $rep"
     else
         bad "$m: no file"
+    fi
+done
+
+# a failed exec: the profile goes on; one file, with what came after it too
+for m in execfail execbad; do
+    rm -f "$T"/out.*
+    run KESTREL_HEAP="$T/out.%p.pb.gz" "$PROG" $m >/dev/null || bad "$m: status $?"
+    f=$(ls "$T" | grep -E '^out\.')
+    if [ "$(wc -w <<<"$f")" = 1 ]; then
+        check_file "$T/$f" 524288 "$m"
+        rep=$("$K" report "$T/$f" 2>&1) || bad "$m: report: $rep"
+        grep -q ' site_keep ' <<<"$rep" || bad "$m: no site_keep in: $rep"
+        grep -q ' site_after ' <<<"$rep" || bad "$m: nothing after the exec in: $rep"
+    else
+        bad "$m: files: $f"
     fi
 done
 

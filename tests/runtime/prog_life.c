@@ -14,6 +14,8 @@
  *   own       installs its own SIGTERM handler, raises SIGTERM, returns 9 once handled
  *   _exit, _Exit, quick_exit, exit_group (through syscall())   end with status 6 and no
  *             destructor run
+ *   execfail  execl of a file that does not exist fails; burns again, returns 3
+ *   execbad   execl of an executable file that is no program (ENOEXEC) fails; the same
  *   handler_exit   a SIGTERM handler of its own calls _exit(6); raises SIGTERM
  *   fork      two threads keep burning while the main thread forks 20 children (each
  *             burns and exits 4); returns 0 when every child exited 4
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -68,6 +71,19 @@ int main(int argc, char **argv)
         char *args[] = {argv[0], "exit", NULL};
         execvp(argv[0], args);
         return 100;
+    }
+    if (!strcmp(mode, "execfail") || !strcmp(mode, "execbad")) {
+        char bad[64] = "/nonexistent/kestrel-no-such-program";
+        if (!strcmp(mode, "execbad")) {
+            snprintf(bad, sizeof bad, "/tmp/kestrel-noexec.%d", (int)getpid());
+            FILE *f = fopen(bad, "w");
+            if (f) fputs("\177ELF not a program\n", f), fclose(f);
+            chmod(bad, 0755);
+        }
+        execl(bad, bad, (char *)NULL);
+        if (!strcmp(mode, "execbad")) unlink(bad);
+        burn_cpu_us(150000);
+        return 3;
     }
     if (!strcmp(mode, "_exit")) _exit(6);
     if (!strcmp(mode, "_Exit")) _Exit(6);

@@ -5,7 +5,9 @@ program's own SIGTERM handler, the ends that run no destructor (_exit, _Exit,
 quick_exit, syscall(SYS_exit_group), _exit from a signal handler), and fork from a multi-threaded program
 while sampling. Each mode ends with exactly the status it has unprofiled, and the
 files that must exist do, complete (valid JSON with samples), with no temporary file
-left behind; the file of an image replaced by exec is <path>.exec0."""
+left behind; the file of an image replaced by exec is <path>.exec0. An exec that
+fails goes on profiled: one foreseen to fail (no such file) leaves one whole file, one
+that fails anyway (ENOEXEC) the file of the time before it and a file of the rest."""
 import glob
 import os
 import resource
@@ -48,7 +50,9 @@ for mode, files in (("exit", ["p.{pid}.json"]),
                     ("fpe", ["p.{pid}.json"]), ("pipe", ["p.{pid}.json"]),
                     ("own", ["p.{pid}.json"]), ("_exit", ["p.{pid}.json"]),
                     ("_Exit", ["p.{pid}.json"]), ("quick_exit", ["p.{pid}.json"]),
-                    ("exit_group", ["p.{pid}.json"]), ("handler_exit", ["p.{pid}.json"])):
+                    ("exit_group", ["p.{pid}.json"]), ("handler_exit", ["p.{pid}.json"]),
+                    ("execfail", ["p.{pid}.json"]),
+                    ("execbad", ["p.{pid}.json.exec0", "p.{pid}.json"])):
     want, _ = run(mode, plain_env)
     d = tmpdir()
     got, _ = run(mode, profiled_env(os.path.join(d, "p.%p.json")))
@@ -63,6 +67,16 @@ for mode, files in (("exit", ["p.{pid}.json"]),
         dd = complete(os.path.join(d, f), "%s %s" % (mode, f))
         if dd:
             c.check(str(dd["pid"]) == pid, "%s: pid %s in %s" % (mode, dd["pid"], f))
+
+# a failed exec: the profile goes on to the end (300 ms of CPU in all, 150 after)
+d = tmpdir()
+got, _ = run("execfail", profiled_env(os.path.join(d, "p.%p.json")))
+f = glob.glob(os.path.join(d, "p.*.json"))
+dd = complete(f[0], "execfail", min_samples=1) if len(f) == 1 else None
+if dd:
+    span = max(s[0] for s in dd["samples"]) if dd["samples"] else 0
+    c.check(span >= 250 * 10**6, "execfail: samples span %.0f ms of the 300" % (span / 1e6))
+    c.check(len(dd["samples"]) >= 150, "execfail: %d samples for 300 ms" % len(dd["samples"]))
 
 # fork while two threads are being sampled: 20 children, each with its own file.
 d = tmpdir()

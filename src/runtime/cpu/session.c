@@ -203,10 +203,13 @@ static int prof_env_path(char *out, size_t size, const char *suffix, int child_o
 
 static int prof_fork_child; /* this image began as a fork child of a profiled process */
 
+static int prof_stopped_for_exec; /* the environment session ended for an exec */
+
 static void prof_flush(enum lifecycle_event ev)
 {
     pthread_mutex_lock(&prof_mu);
     if (profile_active()) {
+        prof_stopped_for_exec = ev == LIFECYCLE_EXEC && prof.from_env;
         char path[PROF_PATH_MAX + 64], suffix[32] = "";
         if (ev == LIFECYCLE_EXEC)
             snprintf(suffix, sizeof(suffix), ".exec%u", lifecycle_image_generation());
@@ -244,10 +247,25 @@ static void prof_after_fork_child(void)
     }
 }
 
+/* An exec that was not foreseen to fail failed: the file of the time before it is
+ * written (<path>.exec<N>), and a session starts again for the rest of this image,
+ * written at its end as usual. Only the thread that called exec is registered in it;
+ * threads that already run are not sampled from then on (the engines register a
+ * thread on that thread itself). */
+static void prof_exec_failed(void)
+{
+    pthread_mutex_lock(&prof_mu);
+    if (prof_stopped_for_exec && !profile_active())
+        prof_start(prof.hz, prof.requested_hz, prof_env.engine, prof_env.signo, 1, 0, 0);
+    prof_stopped_for_exec = 0;
+    pthread_mutex_unlock(&prof_mu);
+}
+
 static const struct lifecycle_client prof_client = {
     .name = "cpu",
     .flush = prof_flush,
     .after_fork_child = prof_after_fork_child,
+    .exec_failed = prof_exec_failed,
 };
 
 static void prof_register_client(void)

@@ -42,6 +42,7 @@ static struct heap_pprof_info heap_info;
 static struct execmap heap_exec; /* executable memory, for the stacks (under heap_lock) */
 
 static char heap_path[4096]; /* KESTREL_HEAP, when set */
+static char heap_exec_file[4096 + 64]; /* written before an exec that then failed */
 static int heap_path_set;
 static unsigned heap_seq; /* files written with a default name */
 static int heap_client_registered;
@@ -454,6 +455,8 @@ static int heap_write_file(const struct pb_buf *gz, char *path, size_t path_size
     if (close(fd) && !rc) rc = -errno;
     if (!rc && rename(tmp, path)) rc = -errno;
     if (rc) unlink(tmp);
+    if (!rc && heap_exec_file[0] && strcmp(heap_exec_file, path)) unlink(heap_exec_file);
+    heap_exec_file[0] = 0; /* the file before the exec is superseded by this one */
     return rc;
 }
 
@@ -468,8 +471,12 @@ static void heap_flush(enum lifecycle_event ev)
         if (heap_active) {
             struct pb_buf gz = {0};
             char path[sizeof heap_path + 64] = "";
-            int rc = heap_encode(1, &gz, patient, 0);
+            /* Before an exec the session goes on: if the exec fails, it is written
+             * again, whole, at the image's end, and the file of the exec is removed
+             * then if its name differs (a default name counts up). */
+            int rc = heap_encode(ev != LIFECYCLE_EXEC, &gz, patient, 0);
             if (!rc) rc = heap_write_file(&gz, path, sizeof path);
+            if (!rc && ev == LIFECYCLE_EXEC) snprintf(heap_exec_file, sizeof heap_exec_file, "%s", path);
             if (rc)
                 rtsay("kestrel: heap profile: cannot write %s: %s", *path ? path : heap_path,
                       rtsay_errno(rc));
