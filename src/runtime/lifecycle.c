@@ -120,6 +120,25 @@ unsigned lifecycle_image_generation(void)
     return (unsigned)cached;
 }
 
+#define LC_OWNER_VAR "KESTREL_PROFILE_OWNER"
+static int lc_owner_pid; /* the owner's pid, as read at start; 0 not read, -1 none */
+
+void lifecycle_claim_owner(void)
+{
+    if (lc_owner_pid) return;
+    const char *v = getenv(LC_OWNER_VAR);
+    lc_owner_pid = v ? (int)strtol(v, NULL, 10) : 0;
+    if (lc_owner_pid > 0) return;
+    char pid[24];
+    snprintf(pid, sizeof pid, "%d", lc_sys_getpid());
+    lc_owner_pid = setenv(LC_OWNER_VAR, pid, 1) == 0 ? lc_sys_getpid() : -1;
+}
+
+int lifecycle_owner(void)
+{
+    return lc_owner_pid <= 0 || lc_owner_pid == lifecycle_pid();
+}
+
 /* Runs every client's flush once per process image (inside a handler, those that
  * allow it), then wakes whoever waits for it. A fatal signal on this thread meanwhile
  * waits for the end (lifecycle_hold), so the file is whole before the process ends. */

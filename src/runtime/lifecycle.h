@@ -105,6 +105,18 @@ static inline void lifecycle_forget_holds(int n)
  * name the file of each image of one pid apart. */
 unsigned lifecycle_image_generation(void);
 
+/* Two processes never write one file: a profile path without %p belongs to the process
+ * that started profiling its process tree (the owner), and every other process of
+ * that tree — a fork child, what a fork child execs, anything spawned — writes
+ * <path>.<pid> instead. The owner is named in the environment (KESTREL_PROFILE_OWNER,
+ * its pid), which every descendant inherits however it is started; an exec of the owner
+ * keeps its pid and stays the owner. lifecycle_claim_owner() is called at start by a
+ * profiler whose path has no %p (not in a handler, not inside malloc): it reads the
+ * variable, and sets it when absent. lifecycle_owner(): 1 when this process is the
+ * owner. */
+void lifecycle_claim_owner(void);
+int lifecycle_owner(void);
+
 /* The pid this process image runs as (getpid(), refreshed in a fork child). */
 int lifecycle_pid(void);
 #endif

@@ -16,12 +16,15 @@
  *             destructor run
  *   execfail  execl of a file that does not exist fails; burns again, returns 3
  *   execbad   execl of an executable file that is no program (ENOEXEC) fails; the same
+ *   tree      a fork child execs this program in mode "exit", then posix_spawn runs it in
+ *             mode "exit" too; prints "<child pid> <spawned pid>", burns, returns 0
  *   handler_exit   a SIGTERM handler of its own calls _exit(6); raises SIGTERM
  *   fork      two threads keep burning while the main thread forks 20 children (each
  *             burns and exits 4); returns 0 when every child exited 4
  */
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +37,7 @@
 
 #include "burn.h"
 
+extern char **environ;
 static volatile sig_atomic_t got_term;
 static volatile int stop_burning;
 static volatile int prog_zero; /* 0, unknown to the compiler */
@@ -84,6 +88,19 @@ int main(int argc, char **argv)
         if (!strcmp(mode, "execbad")) unlink(bad);
         burn_cpu_us(150000);
         return 3;
+    }
+    if (!strcmp(mode, "tree")) {
+        pid_t c = fork(), s = -1;
+        if (c == 0) {
+            execl(argv[0], argv[0], "exit", (char *)NULL);
+            _exit(100);
+        }
+        waitpid(c, NULL, 0);
+        char *args[] = {argv[0], "exit", NULL};
+        if (posix_spawn(&s, argv[0], NULL, NULL, args, environ) == 0) waitpid(s, NULL, 0);
+        printf("%d %d\n", (int)c, (int)s);
+        burn_cpu_us(100000);
+        return 0;
     }
     if (!strcmp(mode, "_exit")) _exit(6);
     if (!strcmp(mode, "_Exit")) _Exit(6);

@@ -78,6 +78,27 @@ if dd:
     c.check(span >= 250 * 10**6, "execfail: samples span %.0f ms of the 300" % (span / 1e6))
     c.check(len(dd["samples"]) >= 150, "execfail: %d samples for 300 ms" % len(dd["samples"]))
 
+# a path without %p: the process that started the tree's profile owns it, every other
+# one (a fork child and what it execs, a posix_spawn child) adds its pid: no two
+# processes write one file (the parent used to overwrite its exec'd child's), CPU and heap
+d = tmpdir()
+env = profiled_env(os.path.join(d, "p.json"), extra={"KESTREL_HEAP": os.path.join(d, "h.pb.gz")})
+p = subprocess.run([exe, "tree"], env=env, capture_output=True, text=True, timeout=120)
+c.check(p.returncode == 0, "tree: status %d" % p.returncode)
+kids = p.stdout.split()
+found = sorted(os.path.basename(f) for f in glob.glob(os.path.join(d, "*")))
+if c.check(len(kids) == 2, "tree: %r" % p.stdout):
+    want = sorted(["p.json", "p.json.%s" % kids[0], "p.json.%s.exec0" % kids[0],
+                   "p.json.%s" % kids[1], "h.pb.gz", "h.pb.gz.%s" % kids[0], "h.pb.gz.%s" % kids[1]])
+    c.check(found == want, "tree: files %s, expected %s" % (found, want))
+    for f, pid in (("p.json", None), ("p.json." + kids[0], kids[0]),
+                   ("p.json." + kids[1], kids[1])):
+        dd = complete(os.path.join(d, f), "tree " + f, min_samples=1) if f in found else None
+        if dd and pid:
+            c.check(str(dd["pid"]) == pid, "tree: %s has pid %s" % (f, dd["pid"]))
+        if dd and not pid:
+            c.check(str(dd["pid"]) not in kids, "tree: p.json is the parent's (pid %s)" % dd["pid"])
+
 # fork while two threads are being sampled: 20 children, each with its own file.
 d = tmpdir()
 got, out = run("fork", profiled_env(os.path.join(d, "p.%p.json")))

@@ -9,7 +9,8 @@
  * (KESTREL_PROFILE) starts in this library's constructor and is written when the
  * process image ends: at exit to the path (with %p = pid), before exec to
  * "<path>.exec<N>" (N = the image's exec generation, 0 for the first), and a fork child
- * starts a session of its own, at "<path>.<pid>" when the path has no %p, so that no
+ * starts a session of its own. When the path has no %p, every process but the one
+ * that started the tree's profile writes "<path>.<pid>" (lifecycle_owner), so that no
  * two processes write one file. A session started with kestrel_profile_start() is
  * written by kestrel_profile_stop() and discarded if the process ends first. */
 #include "runtime/cpu/profile_state.h"
@@ -180,7 +181,7 @@ static int prof_stop(const char *path)
 /* ========================= the environment session ========================= */
 
 /* The environment's path for this process image; `suffix` is appended. */
-static int prof_env_path(char *out, size_t size, const char *suffix, int child_of_fork)
+static int prof_env_path(char *out, size_t size, const char *suffix, int not_owner)
 {
     size_t o = 0;
     int had_pid = 0;
@@ -194,14 +195,13 @@ static int prof_env_path(char *out, size_t size, const char *suffix, int child_o
         }
     }
     out[o] = 0;
-    if (child_of_fork && !had_pid) snprintf(out + o, size - o, ".%d", lifecycle_pid());
+    if (not_owner && !had_pid) snprintf(out + o, size - o, ".%d", lifecycle_pid());
     o = strlen(out);
     if (suffix && (size_t)snprintf(out + o, size - o, "%s", suffix) >= size - o)
         return -ENAMETOOLONG;
     return 0;
 }
 
-static int prof_fork_child; /* this image began as a fork child of a profiled process */
 
 static int prof_stopped_for_exec; /* the environment session ended for an exec */
 
@@ -214,7 +214,7 @@ static void prof_flush(enum lifecycle_event ev)
         if (ev == LIFECYCLE_EXEC)
             snprintf(suffix, sizeof(suffix), ".exec%u", lifecycle_image_generation());
         if (prof.from_env && !prof_env.serve_only &&
-            prof_env_path(path, sizeof(path), suffix, prof_fork_child) == 0) {
+            prof_env_path(path, sizeof(path), suffix, !lifecycle_owner()) == 0) {
             int r = prof_stop(path);
             if (r) rtsay("kestrel: CPU profile: cannot write %s: %s", path, rtsay_errno(r));
         } else
@@ -242,7 +242,6 @@ static void prof_after_fork_child(void)
     profile_state_stopping();
     profile_state_stopped();
     if (restart) {
-        prof_fork_child = 1;
         prof_start(prof.hz, prof.requested_hz, prof_env.engine, prof_env.signo, 1, lo, hi);
     }
 }
@@ -334,6 +333,7 @@ __attribute__((constructor)) static void prof_init(void)
         return;
     }
     strcpy(prof_env.tmpl, path);
+    if (!strstr(path, "%p")) lifecycle_claim_owner();
     prof_read_hz();
     prof_env.signo = prof_read_signal();
     const char *eng = getenv("KESTREL_PROFILE_ENGINE");

@@ -402,7 +402,8 @@ static void heap_civil(int64_t days, int *y, int *m, int *d)
  * default name of FORMATS.md §2, in UTC; otherwise %p becomes the pid. An image that
  * an exec started (generation g > 0) must not overwrite the file of the image before
  * it in the same pid: its default name has g where the first image has 0, and %p
- * becomes <pid>.<g>. */
+ * becomes <pid>.<g>. A path without %p is the owner's (lifecycle_owner); any other
+ * process of the tree appends .<pid>. */
 static int heap_file_name(char *out, size_t n)
 {
     const char *p = heap_path;
@@ -428,6 +429,11 @@ static int heap_file_name(char *out, size_t n)
         if (w < 0 || (size_t)w >= n - o) return -ENAMETOOLONG;
         o += (size_t)w;
         i += p[i] == '%' && p[i + 1] == 'p';
+    }
+    /* No %p: the path is the owner's; any other process of the tree adds its pid. */
+    if (!strstr(p, "%p") && !lifecycle_owner()) {
+        int w = snprintf(out + o, n - o, ".%d", pid);
+        if (w < 0 || (size_t)w >= n - o) return -ENAMETOOLONG;
     }
     return 0;
 }
@@ -517,6 +523,7 @@ __attribute__((constructor)) static void heap_from_env(void)
     if (strlen(p) >= sizeof heap_path - 1) heap_die("KESTREL_HEAP", "path too long");
     strcpy(heap_path, p);
     heap_path_set = 1;
+    if (!strstr(heap_path, "%p")) lifecycle_claim_owner();
     size_t interval = 0;
     const char *iv = getenv("KESTREL_HEAP_INTERVAL");
     if (iv && *iv) {
