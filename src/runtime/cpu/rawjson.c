@@ -5,6 +5,7 @@
 #include "runtime/images.h"
 #include "runtime/cpu/registry.h"
 #include "runtime/rtmem.h"
+#include "runtime/outfile.h"
 #include "runtime/cpu/sink.h"
 
 #include <errno.h>
@@ -303,23 +304,18 @@ static void rj_document(struct rj *w, const struct rawjson_meta *m)
 
 int rawjson_write(const char *path, const struct rawjson_meta *m)
 {
-    char tmp[4200];
-    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, m->pid) >= sizeof(tmp))
-        return -ENAMETOOLONG;
+    struct outfile f;
     struct rj w = {.fd = -1};
     w.buf = rtmem_alloc(RJ_BUF);
     if (!w.buf) return -ENOMEM;
-    w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (w.fd < 0) {
-        int e = -errno;
+    int rc = outfile_open(&f, path, m->pid);
+    if (rc) {
         rtmem_free(w.buf, RJ_BUF);
-        return e;
+        return rc;
     }
+    w.fd = f.fd;
     rj_document(&w, m);
     rj_flush(&w);
-    if (close(w.fd) != 0 && !w.err) w.err = -errno;
     rtmem_free(w.buf, RJ_BUF);
-    if (!w.err && rename(tmp, path) != 0) w.err = -errno;
-    if (w.err) unlink(tmp);
-    return w.err;
+    return outfile_commit(&f, w.err);
 }

@@ -14,6 +14,7 @@
 #include "runtime/rtclock.h"
 #include "runtime/unwind/execmap.h"
 #include "runtime/rtsay.h"
+#include "runtime/outfile.h"
 #include "kestrel.h"
 
 #include <errno.h>
@@ -438,29 +439,26 @@ static int heap_file_name(char *out, size_t n)
     return 0;
 }
 
-/* Written to a temporary name and renamed, so a reader never sees half a file. The
- * file's name goes to `path` (for the message of a failure). */
+/* Written to a temporary name and renamed, so a reader never sees half a file (a
+ * device or a FIFO is written in place: outfile.h). The file's name goes to `path`
+ * (for the message of a failure). */
 static int heap_write_file(const struct pb_buf *gz, char *path, size_t path_size)
 {
-    char tmp[sizeof heap_path + 96];
     int rc = heap_file_name(path, path_size);
     if (rc) return rc;
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, lifecycle_pid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return -errno;
+    struct outfile f;
+    rc = outfile_open(&f, path, lifecycle_pid());
+    if (rc) return rc;
     size_t off = 0;
-    rc = 0;
     while (off < gz->len && !rc) {
-        ssize_t w = write(fd, gz->data + off, gz->len - off);
+        ssize_t w = write(f.fd, gz->data + off, gz->len - off);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0)
             rc = w < 0 ? -errno : -ENOSPC; /* a full disk, said as such */
         else
             off += (size_t)w;
     }
-    if (close(fd) && !rc) rc = -errno;
-    if (!rc && rename(tmp, path)) rc = -errno;
-    if (rc) unlink(tmp);
+    rc = outfile_commit(&f, rc);
     if (!rc && heap_exec_file[0] && strcmp(heap_exec_file, path)) unlink(heap_exec_file);
     heap_exec_file[0] = 0; /* the file before the exec is superseded by this one */
     return rc;
