@@ -84,6 +84,23 @@ static int opt_number(struct raw *r, const json_t *obj, const char *key, double 
     return 0;
 }
 
+/* A string the runtime wrote as bytes ("<key>_bytes": true beside it; docs/raw-format.md):
+ * each code point U+0080..U+00FF stands for the byte of that value. Decoded in place,
+ * in the parsed value's own buffer: the bytes are never more than their UTF-8. */
+static void raw_bytes_decode(char *s)
+{
+    unsigned char *in = (unsigned char *)s, *out = in;
+    while (*in) {
+        if ((in[0] == 0xc2 || in[0] == 0xc3) && (in[1] & 0xc0) == 0x80) {
+            *out++ = (unsigned char)(((in[0] & 0x03) << 6) | (in[1] & 0x3f));
+            in += 2;
+        } else {
+            *out++ = *in++;
+        }
+    }
+    *out = 0;
+}
+
 /* An optional string field: NULL when absent. */
 static int opt_str(struct raw *r, const json_t *obj, const char *key, const char **out,
                    const char *where)
@@ -93,6 +110,9 @@ static int opt_str(struct raw *r, const json_t *obj, const char *key, const char
     if (!v || json_is_null(v)) return 0;
     if (!json_is_string(v)) return fail(r, "%s: \"%s\" is not a string", where, key);
     *out = json_string_value(v);
+    char flag[64];
+    snprintf(flag, sizeof flag, "%s_bytes", key);
+    if (json_is_true(json_object_get(obj, flag))) raw_bytes_decode((char *)*out);
     return 0;
 }
 

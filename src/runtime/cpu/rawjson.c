@@ -74,23 +74,53 @@ static void rj_i(struct rj *w, int64_t v)
     }
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+/* Length of the well-formed UTF-8 sequence at s (at most n bytes), 0 if there is none
+ * (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF; a JSON reader
+ * refuses the rest). */
 static size_t rj_utf8_len(const unsigned char *s, size_t n)
 {
-    size_t len = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-    if (len == 0 || len > n) return 0;
-    for (size_t i = 1; i < len; i++)
+    unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+    size_t len;
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        if (c == 0xe0) lo = 0xa0; /* overlong */
+        if (c == 0xed) hi = 0x9f; /* surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        if (c == 0xf0) lo = 0x90; /* overlong */
+        if (c == 0xf4) hi = 0x8f; /* past U+10FFFF */
+    } else
+        return 0;
+    if (len > n || s[1] < lo || s[1] > hi) return 0;
+    for (size_t i = 2; i < len; i++)
         if ((s[i] & 0xc0) != 0x80) return 0;
     return len;
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped; bytes that are
- * not UTF-8 become U+FFFD so that every reader accepts the file. */
-static void rj_str(struct rj *w, const char *str)
+static int rj_valid_utf8(const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t l = s[i] < 0x80 ? 1 : rj_utf8_len(&s[i], n - i);
+        if (!l) return 0;
+        i += l;
+    }
+    return 1;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. A string that
+ * is not valid UTF-8 (a path or a thread name is whatever bytes the program used) is
+ * written reversibly: every byte of 0x80 or more as \u00XX, the code point of the
+ * same value, so the file stays valid JSON; the caller then writes "<key>_bytes":true
+ * beside it, and a reader maps U+0080..U+00FF back to bytes (docs/raw-format.md).
+ * Returns 1 for such a string. */
+static int rj_str(struct rj *w, const char *str)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
     size_t n = strlen(str);
+    int bytes = !rj_valid_utf8(s, n);
     rj_s(w, "\"");
     for (size_t i = 0; i < n;) {
         unsigned char c = s[i];
@@ -98,7 +128,7 @@ static void rj_str(struct rj *w, const char *str)
             char e[2] = {'\\', (char)c};
             rj_put(w, e, 2);
             i++;
-        } else if (c < 0x20) {
+        } else if (c < 0x20 || (bytes && c >= 0x80)) {
             char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
             rj_put(w, e, 6);
             i++;
@@ -107,16 +137,19 @@ static void rj_str(struct rj *w, const char *str)
             i++;
         } else {
             size_t l = rj_utf8_len(&s[i], n - i);
-            if (l) {
-                rj_put(w, (const char *)&s[i], l);
-                i += l;
-            } else {
-                rj_s(w, "\\ufffd");
-                i++;
-            }
+            rj_put(w, (const char *)&s[i], l);
+            i += l;
         }
     }
     rj_s(w, "\"");
+    return bytes;
+}
+
+/* "key":"value", and "key_bytes":true when the value is bytes (rj_str). */
+static void rj_field(struct rj *w, const char *key, const char *value)
+{
+    rj_s(w, "\""), rj_s(w, key), rj_s(w, "\":");
+    if (rj_str(w, value)) rj_s(w, ",\""), rj_s(w, key), rj_s(w, "_bytes\":true");
 }
 
 static void rj_key(struct rj *w, const char *k)
@@ -136,7 +169,7 @@ static void rj_images(struct rj *w)
         char bid[2 * IMAGE_BUILD_ID_MAX + 1];
         images_build_id_hex(im, bid, sizeof(bid));
         rj_s(w, i ? ",\n{" : "\n{");
-        rj_key(w, "path"), rj_str(w, im->path);
+        rj_field(w, "path", im->path);
         rj_s(w, ",\"base\":"), rj_u(w, im->base);
         rj_s(w, ",\"slide\":"), rj_u(w, im->slide);
         rj_s(w, ",\"text\":"), rj_u(w, im->text);
@@ -157,10 +190,10 @@ static void rj_threads(struct rj *w)
         struct reg_thread *t = registry_thread(i);
         rj_s(w, i ? ",\n{\"fiber\":" : "\n{\"fiber\":");
         rj_i(w, t->fiber);
-        rj_s(w, ",\"label\":"), rj_str(w, t->label);
+        rj_s(w, ","), rj_field(w, "label", t->label);
         if (t->tid) {
             rj_s(w, ",\"tid\":"), rj_i(w, t->tid);
-            rj_s(w, ",\"name\":"), rj_str(w, t->name);
+            rj_s(w, ","), rj_field(w, "name", t->name);
         }
         rj_s(w, "}");
     }
@@ -267,7 +300,7 @@ static void rj_document(struct rj *w, const struct rawjson_meta *m)
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = 0;
     rj_s(w, "{\"version\":1,\"pid\":"), rj_i(w, m->pid);
-    rj_s(w, ",\"exe\":"), rj_str(w, exe);
+    rj_s(w, ","), rj_field(w, "exe", exe);
     rj_s(w, ",\"rate_hz\":"), rj_u(w, m->rate_hz);
     rj_s(w, ",\"requested_hz\":"), rj_u(w, m->requested_hz);
     rj_s(w, ",\"engine\":"), rj_str(w, m->engine);

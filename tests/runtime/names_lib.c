@@ -1,0 +1,15 @@
+/* The library prog_names loads from a directory whose name is not UTF-8. */
+#include <time.h>
+
+static volatile unsigned long names_sink;
+
+__attribute__((noinline)) void names_burn(unsigned us)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    do {
+        for (int i = 0; i < 10000; i++)
+            names_sink += (unsigned long)i * 7;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    } while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < (long)us);
+}
