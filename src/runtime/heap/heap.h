@@ -242,6 +242,8 @@ struct heap_table {
 void heap_limits_from_env(struct heap_limits *l);
 int heap_table_init(struct heap_table *tb, const struct heap_limits *max);
 void heap_table_free(struct heap_table *tb);
+/* In a fork child, where the table was never mapped (MADV_DONTFORK). */
+void heap_table_forget(struct heap_table *tb);
 uint32_t heap_table_string(struct heap_table *tb, const char *s, size_t len);
 /* The bucket of (stack, how its walk ended, thread); 0, (other stacks), when a limit
  * is reached. */

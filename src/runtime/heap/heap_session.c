@@ -498,7 +498,7 @@ static void heap_after_fork_child(void)
 {
     heap_api_lock = (heap_mutex_t)HEAP_MUTEX_INIT;
     heap_lock = (heap_mutex_t)HEAP_MUTEX_INIT;
-    if (heap_active) heap_table_free(&heap_table);
+    heap_table_forget(&heap_table); /* not mapped here: MADV_DONTFORK */
     __atomic_store_n(&heap_active, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&heap_gen, heap_gen + 1 ? heap_gen + 1 : 1, __ATOMIC_RELEASE);
 }

@@ -73,6 +73,9 @@ int heap_table_init(struct heap_table *tb, const struct heap_limits *max)
     char *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
     if (m == MAP_FAILED) return -12; /* ENOMEM */
+    /* A fork child starts with no session: it never gets the table (fork copies none of
+     * its page tables, and the child has nothing to unmap). */
+    madvise(m, total, MADV_DONTFORK);
     tb->map = m;
     tb->map_size = total;
     tb->buckets = (struct heap_bucket *)m;
@@ -90,6 +93,11 @@ int heap_table_init(struct heap_table *tb, const struct heap_limits *max)
 void heap_table_free(struct heap_table *tb)
 {
     if (tb->map) munmap(tb->map, tb->map_size);
+    memset(tb, 0, sizeof *tb);
+}
+
+void heap_table_forget(struct heap_table *tb)
+{
     memset(tb, 0, sizeof *tb);
 }
 
