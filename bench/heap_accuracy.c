@@ -10,6 +10,10 @@
  *   aligned      16 MiB kept, posix_memalign(64), 4 KiB blocks
  *   realloc 4K   2,048 buffers grown by realloc in 64 B steps to 4 KiB (8 MiB kept)
  *   realloc 64K  256 buffers grown by doubling from 64 B to 64 KiB (16 MiB kept)
+ *   block 32M    one block of 32 MiB (certain to be sampled: it must read exactly 1)
+ *   grow 8M      one buffer grown by realloc in 4 KiB steps to 8 MiB (exactly 1 too)
+ *
+ * and, over all sites, the bytes allocated (alloc_space) against those requested.
  *
  * Usage: heap_accuracy [RUNS] [INTERVAL] */
 #include <dlfcn.h>
@@ -57,15 +61,27 @@ NOINLINE void *acc_realloc64k(void *p, size_t n)
 {
     return SITE(realloc(p, n));
 }
+NOINLINE void *acc_block32m(void)
+{
+    return SITE(malloc(32 << 20));
+}
+NOINLINE void *acc_grow8m(void *p, size_t n)
+{
+    return SITE(realloc(p, n));
+}
 
-enum { N_KEEP = 16384, N_CAL = 8192, N_AL = 4096, N_G4 = 2048, N_G64 = 256, SITES = 5 };
-static const char *const names[SITES] = {"acc_malloc", "acc_calloc", "acc_aligned", "acc_realloc4k",
-                                         "acc_realloc64k"};
-static const char *const labels[SITES] = {"malloc", "calloc", "aligned", "realloc 4K",
-                                          "realloc 64K"};
+enum { N_KEEP = 16384, N_CAL = 8192, N_AL = 4096, N_G4 = 2048, N_G64 = 256, SITES = 7 };
+static const char *const names[SITES] = {"acc_malloc",     "acc_calloc",   "acc_aligned",
+                                         "acc_realloc4k",  "acc_realloc64k", "acc_block32m",
+                                         "acc_grow8m"};
+static const char *const labels[SITES] = {"malloc",      "calloc",    "aligned", "realloc 4K",
+                                          "realloc 64K", "block 32M", "grow 8M"};
 static const double truth[SITES] = {N_KEEP * (double)SZ, N_CAL *(double)SZ, N_AL *(double)SZ,
-                                    N_G4 * 4096.0, N_G64 * 65536.0};
-static void *keep[N_KEEP], *cal[N_CAL], *al[N_AL], *g4[N_G4], *g64[N_G64];
+                                    N_G4 * 4096.0,       N_G64 * 65536.0,   32.0 * 1048576,
+                                    8.0 * 1048576};
+static const int certain[SITES] = {0, 0, 0, 0, 0, 1, 1}; /* blocks of 4.6 intervals and more */
+static double requested; /* bytes asked for in one session, every call counted */
+static void *keep[N_KEEP], *cal[N_CAL], *al[N_AL], *g4[N_G4], *g64[N_G64], *b32, *g8;
 
 /* The runtime's sampling rule without the runtime (heap.c: heap_slow, heap_draw):
  * an exponential countdown of mean m capped at 4.6 m; a block of 4.6 m or more
@@ -124,6 +140,11 @@ static void model(struct model *s, double est[SITES])
             w = model_alloc(s, n);
         est[4] += (double)w;
     }
+    est[5] = (double)model_alloc(s, 32 << 20);
+    int64_t w = 0;
+    for (int64_t n = 4096; n <= 8 << 20; n += 4096)
+        w = model_alloc(s, n);
+    est[6] = (double)w;
 }
 
 static int run(size_t interval, double est[SITES])
@@ -145,6 +166,10 @@ static int run(size_t interval, double est[SITES])
                 g64[i] = acc_realloc64k(g64[i], n);
         }
     }
+    b32 = acc_block32m();
+    g8 = NULL;
+    for (size_t n = 4096; n <= 8 << 20; n += 4096)
+        g8 = acc_grow8m(g8, n);
     void *data;
     size_t len;
     if (kestrel_heap_stop(&data, &len)) return -1;
@@ -156,7 +181,10 @@ static int run(size_t interval, double est[SITES])
         return -1;
     }
     int inuse = profile_find_sample_type(p, "inuse_space");
-    memset(est, 0, SITES * sizeof *est);
+    int alloc = profile_find_sample_type(p, "alloc_space");
+    memset(est, 0, (SITES + 1) * sizeof *est);
+    for (size_t i = 0; i < p->n_samples; i++)
+        est[SITES] += (double)p->values[i * p->n_sample_types + (size_t)alloc];
     for (size_t i = 0; i < p->n_samples; i++) {
         const struct profile_stack *st = &p->stacks[p->samples[i].stack];
         Dl_info info;
@@ -175,16 +203,40 @@ static int run(size_t interval, double est[SITES])
         if (i < N_G4) free(g4[i]);
         if (i < N_G64) free(g64[i]);
     }
+    free(b32);
+    free(g8);
     return 0;
+}
+
+/* The bytes one session asks for, every call counted (realloc's new size). */
+static double session_bytes(void)
+{
+    double b = N_KEEP * 2.0 * SZ + N_CAL * (double)SZ + N_AL * (double)SZ;
+    for (size_t n = 64; n <= 4096; n += 64)
+        b += N_G4 * (double)n;
+    for (size_t n = 64; n <= 65536; n *= 2)
+        b += N_G64 * (double)n;
+    b += 32.0 * 1048576;
+    for (size_t n = 4096; n <= 8 << 20; n += 4096)
+        b += (double)n;
+    return b;
 }
 
 int main(int argc, char **argv)
 {
     int runs = argc > 1 ? atoi(argv[1]) : 30;
     size_t interval = argc > 2 ? (size_t)atol(argv[2]) : 524288;
-    double sum[SITES] = {0}, sq[SITES] = {0}, msum[SITES] = {0}, msq[SITES] = {0}, est[SITES];
+    double sum[SITES] = {0}, sq[SITES] = {0}, msum[SITES] = {0}, msq[SITES] = {0}, est[SITES + 1];
+    double tsum = 0, tsq = 0;
+    int exact[SITES] = {0};
+    requested = session_bytes();
     for (int r = 0; r < runs; r++) {
         if (run(interval, est)) return 1;
+        double tr = est[SITES] / requested;
+        tsum += tr;
+        tsq += tr * tr;
+        for (int k = 0; k < SITES; k++)
+            exact[k] += est[k] == truth[k];
         for (int k = 0; k < SITES; k++) {
             double ratio = est[k] / truth[k];
             sum[k] += ratio;
@@ -206,13 +258,21 @@ int main(int argc, char **argv)
     for (int k = 0; k < SITES; k++) {
         double mean = sum[k] / runs,
                sd = sqrt(fmax(0, sq[k] / runs - mean * mean) * runs / (runs - 1));
-        double se = sqrt(2.0 * truth[k] * (double)interval) / truth[k];
+        double se = certain[k] ? 0 : sqrt(2.0 * truth[k] * (double)interval) / truth[k];
         double mmean = msum[k] / mruns,
                msd = sqrt(fmax(0, msq[k] / mruns - mmean * mmean) * mruns / (mruns - 1));
-        printf("| %s | %.0f MiB | %.4f | %.4f | %.4f | %+.1f | %.4f (± %.4f) |\n", labels[k],
-               truth[k] / 1048576, mean, sd, se, (mean - 1) / (sd / sqrt(runs)), mmean,
-               msd / sqrt(mruns));
+        char bias[48];
+        if (sd > 0)
+            snprintf(bias, sizeof bias, "%+.1f", (mean - 1) / (sd / sqrt(runs)));
+        else
+            snprintf(bias, sizeof bias, "exact in %d of %d", exact[k], runs);
+        printf("| %s | %.0f MiB | %.4f | %.4f | %.4f | %s | %.4f (± %.4f) |\n", labels[k],
+               truth[k] / 1048576, mean, sd, se, bias, mmean, msd / sqrt(mruns));
     }
+    double tmean = tsum / runs, tsd = sqrt(fmax(0, tsq / runs - tmean * tmean) * runs / (runs - 1));
+    printf("\nallocated bytes (alloc_space, every site) / requested: mean %.5f, SD %.5f, %+.1f "
+           "standard errors of the mean from 1 (%.0f MiB requested a session)\n",
+           tmean, tsd, (tmean - 1) / (tsd / sqrt(runs)), requested / 1048576);
     printf("\n%d sessions at %zu bytes; the rule alone over %d\n", runs, interval, mruns);
     return 0;
 }

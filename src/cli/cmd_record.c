@@ -118,6 +118,10 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
     if (o->heap_interval && !positive_int(o->heap_interval))
         return cli_usage_error(cmd, "--heap-interval takes bytes, not \"%s\"", o->heap_interval),
                -1;
+    if (o->heap_interval && strtoll(o->heap_interval, NULL, 10) < 65536)
+        return cli_usage_error(cmd, "--heap-interval is at least 65536 bytes, not \"%s\"",
+                               o->heap_interval),
+               -1;
     if (o->heap_path && !*o->heap_path) return cli_usage_error(cmd, "--heap= needs a path"), -1;
     if (o->http && !*o->http) return cli_usage_error(cmd, "--http= needs HOST:PORT"), -1;
     if (optind >= argc) return cli_usage_error(cmd, "no PROGRAM to run"), -1;

@@ -37,8 +37,8 @@ rc=$?
 grep -q '^ran' <<<"$out" && bad "--heap-interval without --heap: the program ran"
 out=$("$K" record --heap --heap-interval=1000 -o "$T/b" -- "$PROG" exit 2>&1)
 rc=$?
-[ $rc = 1 ] || bad "bad interval: status $rc: $out"
-grep -q '^kestrel: heap profile: KESTREL_HEAP_INTERVAL' <<<"$out" || bad "bad interval: $out"
+[ $rc = 2 ] || bad "bad interval: status $rc: $out"
+grep -q 'heap-interval is at least 65536 bytes' <<<"$out" || bad "bad interval: $out"
 grep -q '^ran' <<<"$out" && bad "bad interval: the program ran"
 
 echo "$fails failed"
