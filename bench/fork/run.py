@@ -2,7 +2,7 @@
 """What a fork costs a profiled program: bench/fork/fork_work.c (fork a child that
 ends at once, reap it; median wall microseconds over N forks per run, and CPU
 microseconds per fork of the parent and its children) under each
-configuration, interleaved over R rounds. Reported per configuration: the median over
+configuration, interleaved over R rounds (in a new order each round). Reported per configuration: the median over
 rounds of the per-run figures (min..max), and its ratio to the unprofiled program.
 With --base LIB, the same configurations run with another build of libkestrel.so
 beside this one (e.g. the build before a change).
@@ -13,6 +13,7 @@ then holds S stacks when it forks).
 Usage: bench/fork/run.py [--rounds R] [--forks N] [--stacks S] [--base LIB] [--markdown FILE]"""
 import argparse
 import os
+import random
 import statistics
 import subprocess
 import tempfile
@@ -47,8 +48,11 @@ if a.base:
 res = {name: [] for name, _, _ in runs}
 cpu = {name: [] for name, _, _ in runs}
 load_before = open("/proc/loadavg").read().split()[:3]
+order = list(runs)
+rng = random.Random(1)
 for r in range(a.rounds):
-    for name, lib, extra in runs:
+    rng.shuffle(order)  # a new order each round: no configuration always runs last
+    for name, lib, extra in order:
         env = dict(plain, **extra)
         if lib:
             env["LD_PRELOAD"] = lib
