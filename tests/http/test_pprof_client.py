@@ -91,8 +91,10 @@ def session(with_file):
         c.check(r.returncode == 0, what + ": kestrel report URL exits 0 (%s)" % r.stderr[-300:])
         c.check(r.stdout.startswith("kestrel: " + base + "profile?seconds=2\n"),
                 what + ": the report names the URL: %r" % r.stdout[:120])
-        c.check("prog_server.c:" in r.stdout and "phase_two" in r.stdout,
-                what + ": the report has phase_two with its line: %r" % r.stdout[:800])
+        # phase_two's time is in mix(), inlined into it: the full symbolizer gives the
+        # inlined function its own row, at its line.
+        c.check(re.search(r"\bmix\b.*prog_server\.c:\d+", r.stdout) is not None,
+                what + ": the report has phase_two's inlined mix at its line: %r" % r.stdout[:800])
         r = subprocess.run([KESTREL, "export", "--format", "folded", base + "heap"],
                            capture_output=True, text=True, timeout=120)
         c.check(r.returncode == 0 and "retain_blocks" in r.stdout,
