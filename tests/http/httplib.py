@@ -9,29 +9,11 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILD = os.path.join(ROOT, "build")
-LIB = os.path.join(BUILD, "lib", "libkestrel.so")
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "runtime"))
+from rtlib import BUILD, ENGINE, LIB, ROOT, Checker  # noqa: E402,F401  (one copy of each)
+
 KESTREL = os.path.join(BUILD, "bin", "kestrel")
 SERVER = os.path.join(BUILD, "tests", "http", "prog_server")
-ENGINE = os.environ.get("KESTREL_PROFILE_ENGINE") or "signal"
-
-
-class Checker:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def check(self, cond, what):
-        self.n += 1
-        if not cond:
-            self.failed += 1
-            print("check failed: " + what, file=sys.stderr)
-        return cond
-
-    def exit(self):
-        print("%d checks, %d failed" % (self.n, self.failed), file=sys.stderr)
-        sys.exit(1 if self.failed else 0)
 
 
 def free_port():
