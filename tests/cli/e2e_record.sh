@@ -138,7 +138,7 @@ sys.exit(0 if n == folded and n > 0 else f"raw {n} samples, folded {folded}")
 PY
 mv "$t/mv/demo" "$t/mv/demo.moved"
 "$k" report "$raw" >"$t/mv/out" 2>"$t/mv/err"
-check "moved: a warning names --binary" grep -q "missing; its frames stay as addresses (--binary" "$t/mv/err"
+check "moved: a warning names --binary" grep -q "missing; its frames are named by address (--binary" "$t/mv/err"
 check "moved: no demo names" bash -c '! grep -q mix_bytes "$1"' _ "$t/mv/out"
 "$k" report --binary "$t/mv/demo.moved" "$raw" >"$t/mv/out" 2>"$t/mv/err"
 check "moved: --binary names them" grep -qE " mix_bytes +demo\.c:" "$t/mv/out"

@@ -257,11 +257,13 @@ void profile_free(struct profile *p)
         free(p->images[i].path);
         free(p->images[i].build_id);
         free(p->images[i].arch);
+        free(p->images[i].elf);
     }
     free(p->images);
     free(p->meta.exe);
     free(p->meta.platform);
     free(p->meta.engine);
+    free(p->meta.perf_map);
     for (size_t i = 0; i < p->meta.n_tables; i++)
         free(p->meta.tables[i].name);
     free(p->meta.tables);
@@ -323,10 +325,13 @@ int64_t profile_add_image(struct profile *p, const struct profile_image *im)
     d->path = strdup(im->path ? im->path : "");
     d->build_id = dup_or_null(im->build_id);
     d->arch = dup_or_null(im->arch);
-    if (!d->path || (im->build_id && !d->build_id) || (im->arch && !d->arch)) {
+    d->elf = dup_or_null(im->elf);
+    if (!d->path || (im->build_id && !d->build_id) || (im->arch && !d->arch) ||
+        (im->elf && !d->elf)) {
         free(d->path);
         free(d->build_id);
         free(d->arch);
+        free(d->elf);
         return -1;
     }
     return (int64_t)p->n_images++;

@@ -88,7 +88,10 @@ struct profile_image {
     uint64_t text;        /* start of the executable span (pprof: mapping start) */
     uint64_t text_size;   /* its length; 0 when unknown */
     uint64_t text_offset; /* file offset of `text` (pprof: mapping offset) */
-    uint8_t slide_known;  /* 0: slide must be derived from the file (pprof) */
+    char *elf;            /* base64 of the image's ELF bytes when no file holds them
+                             (the vdso); NULL otherwise */
+    uint8_t slide_known;  /* 0: slide must be derived from the file (pprof, and images
+                             found in /proc/self/maps at text_offset) */
     uint8_t is_main;      /* 1 for the profiled executable */
     /* Whether its code keeps frame pointers, by its CFI (fpcheck.h): the symbolizer
      * looks at the images where cut walks end. */
@@ -114,6 +117,7 @@ struct profile_meta {
     int64_t start_unix_ns; /* 0 when unknown */
     int64_t end_unix_ns;   /* 0 when unknown */
     char *engine;          /* "perf" or "signal"; NULL when not recorded */
+    char *perf_map;        /* the JIT's /tmp/perf-PID.map the run left; NULL when none */
     uint64_t dropped;      /* samples the runtime could not keep */
     uint64_t truncated;    /* walks cut short by a failed check */
     /* Samples by how their stack's walk ended (enum unwind_stop; stack_ends of the raw

@@ -148,12 +148,13 @@ static int read_meta(struct raw *r, const json_t *root)
     if (!v) return fail(r, "no \"version\": not a kestrel raw profile");
     if (!json_is_integer(v) || json_integer_value(v) != 1)
         return fail(r, "unsupported raw profile version (kestrel reads version 1)");
-    const char *exe, *platform, *engine, *fallback;
+    const char *exe, *platform, *engine, *fallback, *perf_map;
     json_int_t pid = -1, start = 0, end = 0;
     if (opt_str(r, root, "exe", &exe, "profile") ||
         opt_str(r, root, "platform", &platform, "profile") ||
         opt_str(r, root, "engine", &engine, "profile") ||
         opt_str(r, root, "engine_fallback", &fallback, "profile") ||
+        opt_str(r, root, "perf_map", &perf_map, "profile") ||
         opt_int(r, root, "pid", &pid, "profile") ||
         opt_int(r, root, "start_unix_ns", &start, "profile") ||
         opt_int(r, root, "end_unix_ns", &end, "profile") ||
@@ -169,7 +170,8 @@ static int read_meta(struct raw *r, const json_t *root)
     m->start_unix_ns = start;
     m->end_unix_ns = end;
     if ((exe && !(m->exe = strdup(exe))) || (platform && !(m->platform = strdup(platform))) ||
-        (engine && !(m->engine = strdup(engine))))
+        (engine && !(m->engine = strdup(engine))) ||
+        (perf_map && *perf_map && !(m->perf_map = strdup(perf_map))))
         return fail(r, "out of memory");
     if (fallback) {
         char note[512];
@@ -250,9 +252,10 @@ static int read_images(struct raw *r, const json_t *root)
         snprintf(where, sizeof where, "image %zu", i);
         if (!json_is_object(o)) return fail(r, "%s is not an object", where);
         struct profile_image im = {.slide_known = 1};
-        const char *path, *arch, *build_id;
+        const char *path, *arch, *build_id, *elf;
         if (opt_str(r, o, "path", &path, where) || opt_str(r, o, "arch", &arch, where) ||
-            opt_str(r, o, "build_id", &build_id, where) ||
+            opt_str(r, o, "build_id", &build_id, where) || opt_str(r, o, "elf", &elf, where) ||
+            opt_uint(r, o, "offset", &im.text_offset, where) ||
             opt_uint(r, o, "base", &im.base, where) || opt_uint(r, o, "slide", &im.slide, where) ||
             opt_uint(r, o, "text", &im.text, where) ||
             opt_uint(r, o, "text_size", &im.text_size, where))
@@ -264,6 +267,10 @@ static int read_images(struct raw *r, const json_t *root)
         im.path = (char *)(path ? path : "");
         im.arch = (char *)(arch && *arch ? arch : NULL);
         im.build_id = (char *)(build_id && *build_id ? build_id : NULL);
+        im.elf = (char *)(elf && *elf ? elf : NULL);
+        /* An image found in /proc/self/maps has a file offset, and its slide is
+         * derived from the file, as for a pprof mapping. */
+        im.slide_known = !json_object_get(o, "offset");
         im.is_main = r->p->meta.exe && path && !strcmp(path, r->p->meta.exe);
         if (charge(r, sizeof im + (path ? strlen(path) : 0) + (arch ? strlen(arch) : 0) +
                           (build_id ? strlen(build_id) : 0) + 96))

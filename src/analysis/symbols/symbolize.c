@@ -93,6 +93,8 @@ struct sym_strmap {
 
 struct sym_image {
     int state;
+    uint64_t delta; /* added to a run's address to give libdwfl's (0 but for ET_EXEC
+                       text mapped where the loader did not put it) */
     Dwfl *dwfl;
     Dwfl_Module *mod;
     Dwfl_Callbacks cb;           /* must outlive the session */
@@ -127,6 +129,13 @@ struct sym_window {
     size_t first;
 };
 
+/* A line of a JIT's /tmp/perf-PID.map: "START SIZE name", both hex. */
+struct sym_jit {
+    uint64_t lo, hi; /* [lo, hi) */
+    size_t seq;      /* its line: of two entries for one address, the later is newer code */
+    char *name;      /* with's copy */
+};
+
 struct symbolizer {
     struct profile *p;
     struct profile *with; /* the new frames and stacks */
@@ -141,7 +150,10 @@ struct symbolizer {
     struct sym_strmap owned; /* (string, 0) -> with's own copy (borrowed) */
     int progress_shown;      /* a progress line is on stderr and must be cleared first */
     uint8_t *why;            /* per old frame: WHY_*, the worst of its leaf and caller uses */
-    uint32_t cur;            /* the old frame being resolved */
+    struct sym_jit *jit;     /* the perf map's entries, sorted by lo; read when first needed */
+    size_t n_jit;
+    int jit_read;
+    uint32_t cur; /* the old frame being resolved */
 };
 
 /* ------------------------------------------------------------------ files */
@@ -180,9 +192,12 @@ static int arch_matches(const char *arch, int machine)
     return 1; /* an architecture we do not know: trust the build id alone */
 }
 
-/* The load bias of an image known by its mapping only (pprof): the PT_LOAD that
- * holds the mapping's file offset puts that offset at `text`. */
-static int mapping_bias(const char *path, const struct profile_image *im, uint64_t *bias)
+/* The load bias of an image known by its mapping only (pprof, or a mapping the
+ * loader did not make): the PT_LOAD that holds the mapping's file offset puts that
+ * offset at `text`. *exec = 1 for an ET_EXEC file, which libdwfl only ever places at
+ * its link-time addresses. */
+static int mapping_bias(const char *path, const struct profile_image *im, uint64_t *bias,
+                        int *exec)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
@@ -191,10 +206,7 @@ static int mapping_bias(const char *path, const struct profile_image *im, uint64
     size_t n = 0;
     int rc = -1;
     if (elf && gelf_getehdr(elf, &eh) && elf_getphdrnum(elf, &n) == 0) {
-        if (eh.e_type == ET_EXEC) {
-            *bias = 0;
-            rc = 0;
-        }
+        *exec = eh.e_type == ET_EXEC;
         for (size_t i = 0; rc && i < n; i++) {
             GElf_Phdr ph;
             if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD) continue;
@@ -258,6 +270,41 @@ static void warn_start(struct symbolizer *z)
     z->progress_shown = 0;
 }
 
+static int b64_value(char c)
+{
+    return c >= 'A' && c <= 'Z'   ? c - 'A'
+           : c >= 'a' && c <= 'z' ? c - 'a' + 26
+           : c >= '0' && c <= '9' ? c - '0' + 52
+           : c == '+'             ? 62
+           : c == '/'             ? 63
+                                  : -1;
+}
+
+/* The image's recorded ELF bytes (the vdso's) in an unlinked temporary file, whose
+ * descriptor is returned (-1 when they do not decode or cannot be written); *path
+ * names it until then, for file_describes. */
+static int memory_image_file(const struct profile_image *im, char *path, size_t path_size)
+{
+    size_t n = strlen(im->elf), len = 0;
+    uint8_t *b = malloc(n / 4 * 3 + 3);
+    if (!b) return -1;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t k = 0; k < n && im->elf[k] != '='; k++) {
+        int v = b64_value(im->elf[k]);
+        if (v < 0) return free(b), -1;
+        acc = acc << 6 | (uint32_t)v, bits += 6;
+        if (bits >= 8) bits -= 8, b[len++] = (uint8_t)(acc >> bits);
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, path_size, "%s/kestrel-image-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    int ok = fd >= 0 && write(fd, b, len) == (ssize_t)len;
+    free(b);
+    if (!ok && fd >= 0) close(fd), unlink(path), fd = -1;
+    return fd;
+}
+
 /* Picks the file for image i (DESIGN.md §2) and reports it to a fresh libdwfl
  * session. Warns once when a real file is missing or changed. */
 static void open_image(struct symbolizer *z, size_t i, int quiet)
@@ -265,13 +312,23 @@ static void open_image(struct symbolizer *z, size_t i, int quiet)
     quiet |= z->o->quiet;
     const struct profile_image *im = &z->p->images[i];
     struct sym_image *si = &z->images[i];
-    char why[256] = "", why_binary[256] = "";
+    char why[256] = "", why_binary[256] = "", mem_path[4096];
     si->state = IMG_HEX;
-    if (im->path[0] != '/') return; /* [vdso] and the like: nothing on disk describes it */
-    const char *file = NULL;
-    int at_path = file_describes(im->path, im, why, sizeof why);
+    int fd = -1;
+    if (im->elf) { /* the vdso: the bytes the run took from its memory */
+        if ((fd = memory_image_file(im, mem_path, sizeof mem_path)) < 0) return;
+        int ok = file_describes(mem_path, im, why, sizeof why) == 1;
+        unlink(mem_path);
+        if (!ok) return (void)close(fd);
+    } else if (im->path[0] != '/') {
+        return; /* anonymous memory and the like: nothing on disk describes it */
+    }
+    const char *file = fd >= 0 ? mem_path : NULL;
+    int at_path = fd >= 0 ? 1 : file_describes(im->path, im, why, sizeof why);
     if (at_path != 1 && !quiet) warn_start(z);
-    if (at_path == 1)
+    if (fd >= 0)
+        ;
+    else if (at_path == 1)
         file = im->path;
     else if (im->is_main && z->o->binary) {
         int b = file_describes(z->o->binary, im, why_binary, sizeof why_binary);
@@ -284,20 +341,33 @@ static void open_image(struct symbolizer *z, size_t i, int quiet)
     }
     if (!file) {
         if (!quiet)
-            fprintf(stderr, "kestrel: warning: %s: %s; its frames stay as addresses%s\n", im->path,
-                    at_path < 0 ? "missing" : why,
+            fprintf(stderr, "kestrel: warning: %s: %s; its frames are named by address%s\n",
+                    im->path, at_path < 0 ? "missing" : why,
                     im->is_main && !z->o->binary ? " (--binary names a moved program)" : "");
         return;
     }
     uint64_t bias = im->slide;
-    if (!im->slide_known && mapping_bias(file, im, &bias)) return;
-    if (im->slide_known && im->text_size && !im->text_offset) text_offset_of(file, &z->p->images[i]);
+    int exec = 0;
+    if (!im->slide_known && mapping_bias(file, im, &bias, &exec)) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    /* An ET_EXEC file's text mapped a second time elsewhere (V8's builtins): libdwfl
+     * keeps the file at its own addresses, so addresses move there instead. */
+    si->delta = exec ? 0 - bias : 0;
+    if (exec) bias = 0;
+    if (im->slide_known && im->text_size && !im->text_offset && fd < 0)
+        text_offset_of(file, &z->p->images[i]);
     si->cb = callbacks_template;
     si->cb.debuginfo_path = &z->debuginfo_path;
     si->dwfl = dwfl_begin(&si->cb);
-    if (!si->dwfl) return;
+    if (!si->dwfl) {
+        if (fd >= 0) close(fd);
+        return;
+    }
     dwfl_report_begin(si->dwfl);
-    si->mod = dwfl_report_elf(si->dwfl, im->path, file, -1, bias, false);
+    /* libdwfl owns fd from here, whether or not it takes the file. */
+    si->mod = dwfl_report_elf(si->dwfl, im->path, file, fd, bias, false);
     dwfl_report_end(si->dwfl, NULL, NULL);
     if (si->mod) {
         si->state = IMG_READY;
@@ -982,7 +1052,7 @@ static int resolve(struct symbolizer *z, const struct profile_frame *old, int le
 {
     enum { MAX_INLINED = 64 };
     struct sym_image *si = &z->images[old->image];
-    Dwarf_Addr pc = leaf || !old->address ? old->address : old->address - 1;
+    Dwarf_Addr pc = (leaf || !old->address ? old->address : old->address - 1) + si->delta;
     struct profile_frame f = {
         .image = old->image, .address = old->address, .symbolized = 1, .from_debug = 1};
     Dwarf_Addr bias = 0;
@@ -1014,7 +1084,7 @@ static int resolve(struct symbolizer *z, const struct profile_frame *old, int le
     const char *symname = sym ? sym->name : NULL;
     if (!fn && !symname) {
         z->why[z->cur] = z->why[z->cur] > WHY_NO_SYMBOLS ? z->why[z->cur] : WHY_NO_SYMBOLS;
-        return emit_offset(z, old, have_start == 0 ? start : old->address - mbias);
+        return emit_offset(z, old, have_start == 0 ? start : old->address + si->delta - mbias);
     }
     /* A function without a DWARF name takes the symbol table's. */
     char *demangled = symname ? demangle_name(symname) : NULL;
@@ -1043,6 +1113,75 @@ static int resolve(struct symbolizer *z, const struct profile_frame *old, int le
     f.raw_name = sym_own ? sym_raw : fn ? fn->raw : NULL;
     if (!rc) rc = emit_owned(z, &f);
     return rc;
+}
+
+/* ------------------------------------------------------------------ JIT code */
+
+static int cmp_jit(const void *a, const void *b)
+{
+    const struct sym_jit *x = a, *y = b;
+    if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Reads the profile's perf map (FORMATS.md: the run noted it). A line that does not
+ * read as one is skipped, as perf does. Returns -1 when memory runs out. */
+static int read_jit(struct symbolizer *z)
+{
+    z->jit_read = 1;
+    FILE *f = z->p->meta.perf_map ? fopen(z->p->meta.perf_map, "re") : NULL;
+    if (!f) {
+        if (z->p->meta.perf_map && !z->o->quiet) {
+            warn_start(z);
+            fprintf(stderr, "kestrel: warning: %s: cannot be read; JIT frames stay unnamed\n",
+                    z->p->meta.perf_map);
+        }
+        return 0;
+    }
+    char *line = NULL;
+    size_t cap = 0, n_cap = 0;
+    int rc = 0;
+    for (size_t seq = 0; !rc && getline(&line, &cap, f) >= 0; seq++) {
+        char *end, *p = line;
+        uint64_t lo = strtoull(p, &end, 16);
+        if (end == p || *end != ' ') continue;
+        uint64_t size = strtoull(p = end + 1, &end, 16);
+        if (end == p || *end != ' ' || !size || lo + size < lo) continue;
+        end[strcspn(end, "\n")] = 0;
+        if (z->n_jit == n_cap) {
+            n_cap = n_cap ? n_cap * 2 : 1024;
+            void *q = realloc(z->jit, n_cap * sizeof *z->jit);
+            if (!q) {
+                rc = -1;
+                break;
+            }
+            z->jit = q;
+        }
+        char *name = profile_intern_string(z->with, end + 1);
+        if (!name) rc = -1;
+        z->jit[z->n_jit++] = (struct sym_jit){lo, lo + size, seq, name};
+    }
+    free(line);
+    fclose(f);
+    if (!rc) qsort(z->jit, z->n_jit, sizeof *z->jit, cmp_jit);
+    return rc;
+}
+
+/* The perf map's name for address a (the newest entry covering it); NULL when none. */
+static char *jit_name(struct symbolizer *z, uint64_t a)
+{
+    size_t lo = 0, hi = z->n_jit;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (z->jit[mid].lo <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const struct sym_jit *best = NULL;
+    for (size_t i = lo; i-- > 0 && lo - i <= 64;)
+        if (a < z->jit[i].hi && (!best || z->jit[i].seq > best->seq)) best = &z->jit[i];
+    return best ? best->name : NULL;
 }
 
 /* ------------------------------------------------------------------ driver */
@@ -1184,7 +1323,20 @@ static int resolve_all(struct symbolizer *z)
         const struct profile_frame *old = &p->frames[want[w].frame];
         size_t first = z->n_out;
         z->cur = want[w].frame;
-        if (old->symbolized) {
+        const struct profile_image *oim = old->image >= 0 ? &p->images[old->image] : NULL;
+        char *jit = NULL;
+        /* Outside every image or in anonymous memory: JIT code, if the perf map says. */
+        if (!old->symbolized && (!oim || (oim->path[0] != '/' && !oim->elf))) {
+            if (!z->jit_read && read_jit(z)) rc = -1;
+            jit = jit_name(z, want[w].leaf || !old->address ? old->address : old->address - 1);
+        }
+        if (rc) {
+            break;
+        } else if (jit) {
+            struct profile_frame f = *old;
+            f.name = jit, f.symbolized = 1, f.file = NULL, f.raw_name = NULL;
+            rc = emit_owned(z, &f);
+        } else if (old->symbolized) {
             rc = emit(z, old);
         } else if (old->image < 0) {
             z->why[z->cur] = WHY_NO_IMAGE;
@@ -1194,7 +1346,9 @@ static int resolve_all(struct symbolizer *z)
             if (z->images[old->image].state == IMG_READY) {
                 rc = resolve(z, old, want[w].leaf);
             } else {
-                z->why[z->cur] = WHY_NO_FILE;
+                /* Anonymous executable memory: JIT code (a perf map would name it). */
+                const struct profile_image *im = &p->images[old->image];
+                z->why[z->cur] = im->path[0] == '/' || im->elf ? WHY_NO_FILE : WHY_NO_IMAGE;
                 rc = emit_hex(z, old);
             }
         }
@@ -1240,8 +1394,8 @@ static void warn_unresolved(struct symbolizer *z)
         "(Debian: the -dbgsym packages) or set DEBUGINFOD_URLS",
         "in images whose file is missing or changed since the run (e.g. %s): --binary names "
         "a moved program",
-        "outside every image (JIT code: have it write /tmp/perf-PID.map, e.g. node "
-        "--perf-basic-prof)",
+        "in anonymous memory or outside every image (JIT code: have it write "
+        "/tmp/perf-PID.map, e.g. node --perf-basic-prof)",
     };
     warn_start(z);
     fprintf(stderr, "kestrel: warning: %.1f%% of samples have frames without a name:",
@@ -1249,7 +1403,8 @@ static void warn_unresolved(struct symbolizer *z)
     const char *sep = " ";
     for (int r = WHY_NO_SYMBOLS; r < WHY_N; r++) {
         if (!n[r]) continue;
-        fprintf(stderr, "%s%.1f%% ", sep, 100.0 * (double)n[r] / (double)p->n_samples);
+        double share = 100.0 * (double)n[r] / (double)p->n_samples;
+        fprintf(stderr, share < 0.05 ? "%s<0.1%% " : "%s%.1f%% ", sep, share);
         fprintf(stderr, why[r], img[r] >= 0 ? base_name(p->images[img[r]].path) : "?");
         sep = "; ";
     }
@@ -1368,6 +1523,7 @@ int symbolize_profile(struct profile *p, const struct symbolize_options *o)
     free(z.span[0]);
     free(z.span[1]);
     free(z.why);
+    free(z.jit);
     free(z.out);
     strmap_free(&z.owned);
     free(map);

@@ -127,7 +127,9 @@ static void location(char *buf, size_t n, const struct profile *p,
     else if (fn->file)
         snprintf(buf, n, "%s", base_name(fn->file));
     else if (fn->image >= 0)
-        snprintf(buf, n, "%s", base_name(p->images[fn->image].path));
+        /* Anonymous executable memory: JIT code. */
+        snprintf(buf, n, "%s", *p->images[fn->image].path ? base_name(p->images[fn->image].path)
+                                                          : "[jit]");
     else
         snprintf(buf, n, "?");
 }

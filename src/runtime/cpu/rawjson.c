@@ -3,6 +3,7 @@
  * Signal handlers: nothing. Inside malloc: nothing. */
 #include "runtime/cpu/rawjson.h"
 #include "runtime/images.h"
+#include "runtime/maps.h"
 #include "runtime/cpu/registry.h"
 #include "runtime/rtmem.h"
 #include "runtime/outfile.h"
@@ -160,9 +161,54 @@ static void rj_key(struct rj *w, const char *k)
 
 /* ============================ the document ============================ */
 
+/* bytes as base64 (RFC 4648), in a JSON string. */
+static void rj_base64(struct rj *w, const uint8_t *b, size_t n)
+{
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    rj_s(w, "\"");
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)b[i] << 16 | (i + 1 < n ? (uint32_t)b[i + 1] << 8 : 0) |
+                     (i + 2 < n ? b[i + 2] : 0);
+        char q[4] = {abc[v >> 18], abc[(v >> 12) & 63], i + 1 < n ? abc[(v >> 6) & 63] : '=',
+                     i + 2 < n ? abc[v & 63] : '='};
+        rj_put(w, q, 4);
+    }
+    rj_s(w, "\"");
+}
+
+/* An executable mapping the loader did not report, as an image: its text is the
+ * mapping, `offset` its file offset (the CLI derives the slide from the file);
+ * a mapping of a file the loader did load carries that image's build id. */
+static void rj_maps_image(struct rj *w, const struct maps_entry *e, int first)
+{
+    rj_s(w, first ? "\n{" : ",\n{");
+    rj_key(w, "path"), rj_str(w, e->path);
+    /* FORMATS.md §1's fields, for readers that know no more: where the file's start
+     * would be, no slide. */
+    rj_s(w, ",\"base\":"), rj_u(w, e->start >= e->offset ? e->start - e->offset : 0);
+    rj_s(w, ",\"slide\":0");
+    rj_s(w, ",\"text\":"), rj_u(w, e->start);
+    rj_s(w, ",\"text_size\":"), rj_u(w, e->end - e->start);
+    rj_s(w, ",\"offset\":"), rj_u(w, e->offset);
+    rj_s(w, ",\"source\":\"maps\"");
+    size_t n = images_count();
+    const struct image *same = NULL;
+    for (size_t i = 0; e->path[0] == '/' && i < n && !same; i++)
+        if (!strcmp(images_get(i)->path, e->path)) same = images_get(i);
+    rj_s(w, ",\"arch\":"), rj_str(w, same ? same->arch : "");
+    if (same && same->build_id_len) {
+        char bid[2 * IMAGE_BUILD_ID_MAX + 1];
+        images_build_id_hex(same, bid, sizeof(bid));
+        rj_s(w, ",\"build_id\":"), rj_str(w, bid);
+    }
+    rj_s(w, "}");
+}
+
 static void rj_images(struct rj *w)
 {
     rj_s(w, "\"images\":[");
+    size_t vdso_size = 0;
+    const void *vdso = maps_vdso(&vdso_size);
     size_t n = images_count();
     for (size_t i = 0; i < n; i++) {
         const struct image *im = images_get(i);
@@ -177,8 +223,14 @@ static void rj_images(struct rj *w)
         rj_s(w, ",\"arch\":"), rj_str(w, im->arch);
         if (im->build_id_len) rj_s(w, ",\"build_id\":"), rj_str(w, bid);
         if (im->unloaded) rj_s(w, ",\"unloaded\":true");
+        /* The vdso is in no file: its bytes (a few KiB) let the CLI read its symbols. */
+        if (vdso && im->base == (uintptr_t)vdso)
+            rj_s(w, ",\"elf\":"), rj_base64(w, (const uint8_t *)vdso, vdso_size);
         rj_s(w, "}");
     }
+    maps_refresh(1);
+    for (size_t i = 0; i < maps_count(); i++)
+        rj_maps_image(w, maps_get(i), n + i == 0);
     rj_s(w, "],\n");
 }
 
@@ -277,12 +329,14 @@ static void rj_counts(struct rj *w)
     rj_pair(w, "samples", c->samples, c->rows_max, 0);
     rj_pair(w, "untimed", c->agg_entries, SINK_AGG_MAX, 0);
     rj_pair(w, "threads", registry_thread_count(), REGISTRY_THREADS_MAX, 0);
-    rj_pair(w, "images", images_count(), IMAGES_MAX, 1);
+    rj_pair(w, "images", images_count(), IMAGES_MAX, 0);
+    rj_pair(w, "mappings", maps_count(), MAPS_MAX, 1);
     rj_s(w, "},\n\"past_limits\":{\"other_stacks_samples\":"), rj_u(w, c->other_stack_samples);
     rj_s(w, ",\"samples\":"), rj_u(w, c->samples_past_limit);
     rj_s(w, ",\"samples_cpu_ns\":"), rj_u(w, c->past_limit_cpu_ns);
     rj_s(w, ",\"threads\":"), rj_u(w, registry_threads_past_limit());
     rj_s(w, ",\"images\":"), rj_u(w, images_past_limit());
+    rj_s(w, ",\"mappings\":"), rj_u(w, maps_past_limit());
     rj_s(w, "},\n\"other_stack\":"), rj_i(w, sink_other_stack());
     rj_s(w, ",\n\"walks_cut_short\":"), rj_u(w, c->cut_short);
     rj_s(w, ",\n\"walk_stops\":{");
@@ -324,6 +378,9 @@ static void rj_document(struct rj *w, const struct rawjson_meta *m)
 #endif
     rj_s(w, ",\n\"start_unix_ns\":"), rj_u(w, m->start_unix_ns);
     rj_s(w, ",\"end_unix_ns\":"), rj_u(w, m->end_unix_ns);
+    char perf_map[64];
+    if (maps_perf_map(m->pid, perf_map, sizeof(perf_map)))
+        rj_s(w, ",\n\"perf_map\":"), rj_str(w, perf_map);
     rj_s(w, ",\n");
     rj_images(w);
     rj_threads(w);
