@@ -55,6 +55,23 @@ done
 check "the same names in both runs" cmp -s <(names_of "$t/run1.folded") <(names_of "$t/run2.folded")
 raw=$(ls "$t"/run1.*.raw.json)
 
+# A stub of the PLT is named after the function it jumps to, as objdump names it
+# (from .rela.plt and .dynsym, which stripping keeps): a sample placed in printf's.
+plt=$(objdump -d "$t/bin/prog" | awk '/<printf@plt>:/ {print $1; exit}')
+check "objdump finds printf@plt" test -n "$plt"
+python3 - "$raw" "$t/plt.json" "$plt" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+im = next(i for i in d["images"] if i["path"].endswith("/prog"))
+d["stacks"].append([im["slide"] + int(sys.argv[3], 16) + 4])
+if "stack_ends" in d:  # one per stack: this one reached its end
+    d["stack_ends"].append(0)
+d["samples"] = [[0, 0, len(d["stacks"]) - 1, 0, 0]] * 100
+json.dump(d, open(sys.argv[2], "w"))
+PY
+out=$($K report "$t/plt.json" 2>&1)
+check "the PLT stub named printf@plt" grep -qE "^█.* printf@plt +prog$" <<<"$out"
+
 # MiniDebugInfo: the function symbols, xz-compressed in .gnu_debugdata (as Fedora
 # ships its programs).
 nm "$t/debug/prog.full" --format=posix --defined-only | awk '$2 ~ /^[Tt]$/ {print $1}' >"$t/keep"

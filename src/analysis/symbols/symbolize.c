@@ -107,6 +107,10 @@ struct sym_image {
     size_t n_syms;
     int syms_built;
     uint64_t *fdes; /* function starts of .eh_frame_hdr, sorted; built when first asked */
+    uint64_t plt_lo[2], plt_hi[2]; /* .plt and .plt.sec, in the object's addresses */
+    char **plt_names;              /* "f@plt" per .rela.plt entry, in its order */
+    size_t n_plt;
+    int plt_built;
     size_t n_fdes;
     int fdes_built;
     struct linetab_sections sections; /* the sections linetab_read reads */
@@ -196,8 +200,7 @@ static int arch_matches(const char *arch, int machine)
  * loader did not make): the PT_LOAD that holds the mapping's file offset puts that
  * offset at `text`. *exec = 1 for an ET_EXEC file, which libdwfl only ever places at
  * its link-time addresses. */
-static int mapping_bias(const char *path, const struct profile_image *im, uint64_t *bias,
-                        int *exec)
+static int mapping_bias(const char *path, const struct profile_image *im, uint64_t *bias, int *exec)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
@@ -740,6 +743,59 @@ static void build_fdes(struct sym_image *si)
     }
 }
 
+/* The PLT's stubs by the function each jumps to, as perf names them (`memcmp@plt`):
+ * on x86-64 every stub is 16 bytes, .plt's first one is the resolver's, and stub k
+ * (of .plt.sec, or k+1 of .plt) jumps through .rela.plt's entry k. */
+static void build_plt(struct sym_image *si)
+{
+    si->plt_built = 1;
+    GElf_Addr bias;
+    Elf *elf = dwfl_module_getelf(si->mod, &bias);
+    GElf_Ehdr eh;
+    size_t shstr;
+    if (!elf || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
+        elf_getshdrstrndx(elf, &shstr))
+        return;
+    Elf_Scn *scn = NULL, *rela = NULL;
+    GElf_Shdr sh, rela_sh;
+    while ((scn = elf_nextscn(elf, scn))) {
+        const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstr, sh.sh_name) : NULL;
+        if (!name) continue;
+        int k = !strcmp(name, ".plt") ? 0 : !strcmp(name, ".plt.sec") ? 1 : -1;
+        if (k >= 0) si->plt_lo[k] = sh.sh_addr, si->plt_hi[k] = sh.sh_addr + sh.sh_size;
+        if (!strcmp(name, ".rela.plt") && sh.sh_type == SHT_RELA) rela = scn, rela_sh = sh;
+    }
+    Elf_Data *d = rela ? elf_getdata(rela, NULL) : NULL;
+    Elf_Scn *dynsym = rela ? elf_getscn(elf, rela_sh.sh_link) : NULL;
+    GElf_Shdr dyn_sh;
+    Elf_Data *syms = dynsym && gelf_getshdr(dynsym, &dyn_sh) ? elf_getdata(dynsym, NULL) : NULL;
+    size_t n = d && rela_sh.sh_entsize ? rela_sh.sh_size / rela_sh.sh_entsize : 0;
+    if (!syms || !n || !(si->plt_names = calloc(n, sizeof *si->plt_names))) return;
+    for (size_t i = 0; i < n; i++, si->n_plt++) {
+        GElf_Rela r;
+        GElf_Sym sym;
+        const char *name =
+            gelf_getrela(d, (int)i, &r) && gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym)
+                ? elf_strptr(elf, dyn_sh.sh_link, sym.st_name)
+                : NULL;
+        if (name && *name && asprintf(&si->plt_names[i], "%s@plt", name) < 0)
+            si->plt_names[i] = NULL;
+    }
+}
+
+/* The PLT stub's name for a (the object's address), or NULL. */
+static const char *plt_name(struct sym_image *si, uint64_t a)
+{
+    if (!si->plt_built) build_plt(si);
+    for (int k = 0; k < 2; k++) {
+        if (a < si->plt_lo[k] || a >= si->plt_hi[k]) continue;
+        size_t stub = (a - si->plt_lo[k]) / 16;
+        if (k == 0 && stub-- == 0) return NULL; /* the resolver's */
+        return stub < si->n_plt ? si->plt_names[stub] : NULL;
+    }
+    return NULL;
+}
+
 /* The start, in the object's own addresses, of the function holding pc (libdwfl's
  * address, bias mbias) from the call frame information: .eh_frame is in every image
  * that can unwind, stripped or not, and each FDE spans one function. Returns 0, or
@@ -1075,7 +1131,7 @@ static int resolve(struct symbolizer *z, const struct profile_frame *old, int le
     struct sym_fn *fn = c ? function_at(z, si, cu, c, pc - bias, &failed) : NULL;
     if (failed) return -1;
     const struct sym_elf *sym = fn && fn->name ? NULL : sym_of(si, pc);
-    Dwarf_Addr mbias = 0, start;
+    Dwarf_Addr mbias = 0, start = 0;
     dwfl_module_getelf(si->mod, &mbias); /* the ELF file's bias: DWARF may have none */
     int have_start = fn ? -1 : fde_start(si, pc, mbias, &start);
     /* An unsized symbol (_init) is only the nearest one below: a function that
@@ -1083,6 +1139,13 @@ static int resolve(struct symbolizer *z, const struct profile_frame *old, int le
     if (sym && sym->hi == sym->lo && have_start == 0 && start + mbias > sym->lo) sym = NULL;
     const char *symname = sym ? sym->name : NULL;
     if (!fn && !symname) {
+        const char *plt = plt_name(si, pc - mbias);
+        if (plt) {
+            struct profile_frame f = *old;
+            f.name = profile_intern_string(z->with, plt);
+            f.symbolized = 1, f.file = NULL, f.line = f.column = 0, f.raw_name = NULL;
+            return f.name ? emit_owned(z, &f) : -1;
+        }
         z->why[z->cur] = z->why[z->cur] > WHY_NO_SYMBOLS ? z->why[z->cur] : WHY_NO_SYMBOLS;
         return emit_offset(z, old, have_start == 0 ? start : old->address + si->delta - mbias);
     }
@@ -1516,6 +1579,9 @@ int symbolize_profile(struct profile *p, const struct symbolize_options *o)
             free(z.images[i].cus);
             free(z.images[i].syms);
             free(z.images[i].fdes);
+            for (size_t k = 0; k < z.images[i].n_plt; k++)
+                free(z.images[i].plt_names[k]);
+            free(z.images[i].plt_names);
             strmap_free(&z.images[i].names);
             strmap_free(&z.images[i].paths);
         }
