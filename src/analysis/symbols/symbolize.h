@@ -5,10 +5,14 @@
  * (text range first, base only for images without one); it is resolved only against
  * a file that describes that image: the file at the recorded path when its build id
  * matches (or none was recorded), `binary` for the main image only (a program moved
- * or rebuilt since), else it stays raw hex and a warning says why. Every frame but
- * the leaf is looked up at address - 1, so a return address names the call's line.
- * Separate debug info is found by .gnu_debuglink and /usr/lib/debug/.build-id. C++
- * names are demangled. Each unique address is resolved once; when that takes more
+ * or rebuilt since; the vdso from the bytes the run recorded), else it is named
+ * image+0x<address less the slide> and a warning says why. Every frame but the leaf
+ * is looked up at address - 1, so a return address names the call's line. Separate
+ * debug info is found by /usr/lib/debug/.build-id, .gnu_debuglink and debuginfod
+ * (DEBUGINFOD_URLS). Names are demangled (demangle.h). A frame no symbol names is
+ * named image+0x<its function's start> from .eh_frame_hdr, a PLT stub f@plt, JIT code
+ * from the run's /tmp/perf-PID.map; one warning line gives the share of samples left
+ * without a name and why. Each unique address is resolved once; when that takes more
  * than a second (KESTREL_PROGRESS_DELAY_MS) and stderr is a terminal, a progress line
  * says how far it got. */
 #ifndef KESTREL_SYMBOLIZE_H
