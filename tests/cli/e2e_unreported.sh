@@ -50,6 +50,11 @@ PY
 check "remap: the remapped text named from the file" grep -qE "^█.* spin +remap\.c:[0-9]+" <<<"$out"
 check "remap: the JIT code named from the perf map" grep -qE "^█.* jit_spin +\[jit\]" <<<"$out"
 check "remap: nothing left unnamed" bash -c '! grep -qE " 0x[0-9a-f]+ " <<<"$1"' _ "$out"
+# A perf map written after the run is another process's (pids are reused): not used.
+touch -d '+1 hour' "$(perf_map_of remap)"
+out=$($K report "$(raw_of remap)" 2>&1)
+check "remap: a perf map newer than the run is not trusted" grep -q "was written after the run ended" <<<"$out"
+check "remap: ...and names nothing" bash -c '! grep -q jit_spin <<<"$1"' _ "$out"
 
 if [ $fail -ne 0 ]; then
   for f in "$t"/*.err; do echo "--- $f"; cat "$f"; done

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1199,6 +1200,21 @@ static int read_jit(struct symbolizer *z)
             fprintf(stderr, "kestrel: warning: %s: cannot be read; JIT frames stay unnamed\n",
                     z->p->meta.perf_map);
         }
+        return 0;
+    }
+    /* A map written after the run ended is another process's (pids are reused). */
+    struct stat st;
+    int64_t end = z->p->meta.end_unix_ns;
+    if (end > 0 && !fstat(fileno(f), &st) &&
+        (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec > end + 2000000000) {
+        if (!z->o->quiet) {
+            warn_start(z);
+            fprintf(stderr,
+                    "kestrel: warning: %s was written after the run ended (by another process "
+                    "of that pid?); JIT frames stay unnamed\n",
+                    z->p->meta.perf_map);
+        }
+        fclose(f);
         return 0;
     }
     char *line = NULL;
