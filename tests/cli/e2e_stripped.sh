@@ -71,6 +71,12 @@ json.dump(d, open(sys.argv[2], "w"))
 PY
 out=$($K report "$t/plt.json" 2>&1)
 check "the PLT stub named printf@plt" grep -qE "^█.* printf@plt +prog$" <<<"$out"
+# The same under AddressSanitizer and UBSan: .eh_frame_hdr, .rela.plt and the
+# symbol tables are read from files kestrel does not trust.
+out=$(build/bin/kestrel-san report "$t/plt.json" 2>&1)
+check "kestrel-san: printf@plt" grep -qE "^█.* printf@plt +prog$" <<<"$out"
+out=$(build/bin/kestrel-san report "$raw" 2>&1)
+check "kestrel-san: mix is $mix" grep -qE "^█.* $mix_re +prog$" <<<"$out"
 
 # MiniDebugInfo: the function symbols, xz-compressed in .gnu_debugdata (as Fedora
 # ships its programs).

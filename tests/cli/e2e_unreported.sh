@@ -50,6 +50,13 @@ PY
 check "remap: the remapped text named from the file" grep -qE "^█.* spin +remap\.c:[0-9]+" <<<"$out"
 check "remap: the JIT code named from the perf map" grep -qE "^█.* jit_spin +\[jit\]" <<<"$out"
 check "remap: nothing left unnamed" bash -c '! grep -qE " 0x[0-9a-f]+ " <<<"$1"' _ "$out"
+# The same under AddressSanitizer and UBSan (the vdso's bytes, the perf map).
+for name in vdso remap; do
+  build/bin/kestrel-san report "$(raw_of $name)" >"$t/$name.san" 2>&1
+  check "kestrel-san: $name report exits 0" test $? -eq 0
+done
+check "kestrel-san: the vdso's function" grep -qE "^█.* (__vdso_)?clock_gettime +linux-vdso" "$t/vdso.san"
+check "kestrel-san: jit_spin and spin" grep -q " jit_spin " "$t/remap.san"
 # A perf map written after the run is another process's (pids are reused): not used.
 touch -d '+1 hour' "$(perf_map_of remap)"
 out=$($K report "$(raw_of remap)" 2>&1)
