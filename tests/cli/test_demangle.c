@@ -59,6 +59,8 @@ int main(void)
                "<hot::Grid<…> as hot::Step>::step");
     expect_fit("<core::hash::sip::Sip13Rounds as core::hash::sip::Sip>::c_rounds", 40,
                "<Sip13Rounds as Sip>::c_rounds");
+    /* A JIT's name keeps its script's file name and line. */
+    expect_fit("JS:*loop /work/wt/app/tests/cli/names/loop.js:2:14", 30, "JS:*loop …/loop.js:2:14");
     /* Two functions that differ only at the end stay apart. */
     char a[128], b[128];
     demangle_fit("std::__cxx11::basic_string<char, std::char_traits<char>, "

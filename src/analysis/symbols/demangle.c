@@ -103,6 +103,19 @@ static size_t next_scope(const char *s, size_t from)
     return 0;
 }
 
+/* Every absolute path after a space becomes `…/` and its last component, in place. */
+static void shorten_paths(char *s)
+{
+    for (char *p = strstr(s, " /"); p; p = strstr(p + 1, " /")) {
+        char *end = p + 1 + strcspn(p + 1, " "), *last = p + 1;
+        for (char *q = p + 1; q < end; q++)
+            if (*q == '/') last = q;
+        if (last == p + 1) continue; /* "/file": nothing to drop */
+        memcpy(p + 1, "…", 3);
+        memmove(p + 4, last, strlen(last) + 1);
+    }
+}
+
 static int ident_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -193,6 +206,9 @@ int demangle_fit(const char *name, int cols, char *out, size_t out_size)
     }
     /* Then the parameter list and what follows it (` const`) go altogether. */
     if (cols_of(a) > cols && param_list(a, &open, &close)) a[open] = 0;
+    /* A JIT's name carries its script's path (`JS:*loop /srv/app/loop.js:2:14`): the
+     * file's own name is enough. */
+    if (cols_of(a) > cols) shorten_paths(a);
     /* Then the outer scopes (`std::__cxx11::`), so the function's own name stays. */
     size_t skip = 0, next;
     while (cols_of(a + skip) + 1 > cols && (next = next_scope(a, skip)) && next_scope(a, next))

@@ -14,8 +14,9 @@ char *demangle_name(const char *sym);
 /* name in at most `cols` code points into out (NUL-terminated, out_size bytes,
  * UTF-8): whole when it fits; else, in turn, a C++ or Rust parameter list becomes
  * `(…)`, template arguments collapse to `<…>` from the innermost nesting level out
- * (each level's longest group first), the parameter list goes, the outermost scopes
- * give way to a leading `…` (the last two stay), and only then is the end cut. Returns the code
+ * (each level's longest group first), the parameter list goes, a JIT name's script
+ * path keeps its file name (`JS:*loop …/loop.js:2:14`), the outermost scopes give way
+ * to a leading `…` (the last two stay), and only then is the end cut. Returns the code
  * points written. */
 int demangle_fit(const char *name, int cols, char *out, size_t out_size);
 #endif
