@@ -8,13 +8,13 @@ samples every period of CPU time), share_a():share_b() is 1:3 in the whole profi
 in the untimed part alone, within three standard errors, and the raw file, the CLI's
 report and every export that has a time order say where it ends."""
 import json
-import math
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rtlib import ENGINE, Checker, LIB, ROOT, load, prog, profiled_env, run, tmpdir
+from longrun import check_counts, counts
+from rtlib import Checker, ROOT, load, prog, profiled_env, run, tmpdir
 
 KESTREL = os.path.join(ROOT, "build", "bin", "kestrel")
 ROWS = 2000
@@ -43,63 +43,10 @@ c.check(len(u) > 0 and p["tables"]["untimed"] == [len(u), 1 << 18],
 c.check(p["past_limits"]["samples"] == 0, "nothing went past both tables")
 c.check(p["dropped"] == 0, "nothing dropped: %d" % p["dropped"])
 
-stacks = p["stacks"]
-names = {}  # stack index -> "a", "b" or None, from the symbols of prog_longrun
-nm = subprocess.run(["nm", prog("prog_longrun")], capture_output=True, text=True).stdout
-syms = sorted((int(l.split()[0], 16), l.split()[2]) for l in nm.splitlines()
-              if len(l.split()) == 3 and l.split()[1] in "tT")
-exe = [im for im in p["images"] if im["path"] == os.path.realpath(prog("prog_longrun"))][0]
-
-
-def fn_of(addr):
-    a = addr - exe["slide"]
-    best = None
-    for v, n in syms:
-        if v <= a:
-            best = n
-    return best
-
-
-def share_of(stack):
-    for k, a in enumerate(stacks[stack]):
-        f = fn_of(a if k == 0 else a - 1)
-        if f in ("share_a", "share_b"):
-            return f
-    return None
-
-
-rows = [(s[2], s[3], 1, s[4]) for s in p["samples"]]          # stack, state, count, cpu
-agg = [(e[1], e[2], e[3], e[4]) for e in u]
-every = rows + agg
-total_cpu = sum(x[3] for x in every)
-c.check(abs(total_cpu - cpu_ns) <= 0.03 * cpu_ns + 20e6,
-        "CPU ns of all samples %d vs the threads' own %d" % (total_cpu, cpu_ns))
-running = sum(x[2] for x in every if x[1] == 0)
-if p["engine"] == "perf":
-    want = cpu_ns * HZ / 1e9
-    c.check(abs(running - want) <= 0.03 * want + 3 * math.sqrt(want),
-            "running samples %d vs CPU time x rate %.0f" % (running, want))
-
-
-def shares(part):
-    n = {"share_a": 0, "share_b": 0}
-    for st, state, cnt, _ in part:
-        f = share_of(st) if state == 0 else None
-        if f:
-            n[f] += cnt
-    tot = n["share_a"] + n["share_b"]
-    return (n["share_b"] / tot if tot else 0), tot
-
-
-for what, part in (("the whole profile", every), ("the untimed part", agg)):
-    pb, n = shares(part)
-    se = math.sqrt(0.75 * 0.25 / n) if n else 1
-    c.check(n > 500, "%s: %d running samples in share_a/share_b" % (what, n))
-    c.check(abs(pb - 0.75) <= 3 * se + 0.02,
-            "%s: share_b %.3f of the two, want 0.75 (SE %.3f)" % (what, pb, se))
+total_samples = check_counts(c, p, cpu_ns, HZ)
+agg = counts(p)[1]
 
 # the CLI: every reader and export that has time says where it ends
-total_samples = sum(x[2] for x in every)
 rep = subprocess.run([KESTREL, "report", raw], capture_output=True, text=True)
 c.check(rep.returncode == 0 and ("time order ends at %.3f s" % (end / 1e9)) in rep.stdout,
         "the report says where the time order ends: %s" % rep.stdout[-600:])
