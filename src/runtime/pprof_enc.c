@@ -116,8 +116,8 @@ int64_t pp_strf(struct pp_scratch *s, const char *fmt, ...)
 void pp_value_type(struct pb_buf *b, uint32_t field, int64_t type, int64_t unit)
 {
     size_t m = pb_begin(b, field);
-    pb_put_int(b, 1, type);
-    pb_put_int(b, 2, unit);
+    pb_put_int(b, VALUE_TYPE_TYPE, type);
+    pb_put_int(b, VALUE_TYPE_UNIT, unit);
     pb_end(b, m);
 }
 
@@ -159,10 +159,10 @@ uint64_t pp_location(struct pp_scratch *s, struct pb_buf *b, uintptr_t addr)
         if (!s->image_mapping[index]) s->image_mapping[index] = index + 1;
         mapping = s->image_mapping[index];
     }
-    size_t m = pb_begin(b, P_LOCATION);
-    pb_put_uint(b, 1, id);
-    pb_put_uint(b, 2, mapping);
-    pb_put_uint(b, 3, addr);
+    size_t m = pb_begin(b, PROFILE_LOCATION);
+    pb_put_uint(b, LOCATION_ID, id);
+    pb_put_uint(b, LOCATION_MAPPING_ID, mapping);
+    pb_put_uint(b, LOCATION_ADDRESS, addr);
     pb_end(b, m);
     return id;
 }
@@ -178,13 +178,13 @@ void pp_mappings(struct pp_scratch *s, struct pb_buf *b)
         char *hex = s->text + s->text_used;
         images_build_id_hex(im, hex, s->text_cap - s->text_used);
         s->text_used += strlen(hex) + 1;
-        size_t m = pb_begin(b, P_MAPPING);
-        pb_put_uint(b, 1, s->image_mapping[i]);
-        pb_put_uint(b, 2, start);
-        pb_put_uint(b, 3, limit);
-        pb_put_uint(b, 4, im->text_offset - (im->text - start));
-        pb_put_int(b, 5, pp_cstr(s, im->path));
-        pb_put_int(b, 6, pp_cstr(s, hex));
+        size_t m = pb_begin(b, PROFILE_MAPPING);
+        pb_put_uint(b, MAPPING_ID, s->image_mapping[i]);
+        pb_put_uint(b, MAPPING_START, start);
+        pb_put_uint(b, MAPPING_LIMIT, limit);
+        pb_put_uint(b, MAPPING_OFFSET, im->text_offset - (im->text - start));
+        pb_put_int(b, MAPPING_FILENAME, pp_cstr(s, im->path));
+        pb_put_int(b, MAPPING_BUILD_ID, pp_cstr(s, hex));
         pb_end(b, m);
     }
 }
@@ -193,5 +193,5 @@ void pp_mappings(struct pp_scratch *s, struct pb_buf *b)
 void pp_string_table(struct pp_scratch *s, struct pb_buf *b)
 {
     for (uint32_t i = 0; i < s->nstr; i++)
-        pb_put_bytes(b, P_STRING_TABLE, s->str[i], s->str_len[i]);
+        pb_put_bytes(b, PROFILE_STRING_TABLE, s->str[i], s->str_len[i]);
 }

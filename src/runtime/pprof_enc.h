@@ -12,22 +12,7 @@
 #include <stdint.h>
 
 #include "common/pbwire.h"
-
-/* profile.proto field numbers */
-enum {
-    P_SAMPLE_TYPE = 1,
-    P_SAMPLE = 2,
-    P_MAPPING = 3,
-    P_LOCATION = 4,
-    P_FUNCTION = 5,
-    P_STRING_TABLE = 6,
-    P_TIME_NANOS = 9,
-    P_DURATION_NANOS = 10,
-    P_PERIOD_TYPE = 11,
-    P_PERIOD = 12,
-    P_COMMENT = 13,
-    P_DEFAULT_SAMPLE_TYPE = 14,
-};
+#include "common/pprof_fields.h"
 
 struct pp_loc {
     uint64_t addr;

@@ -12,23 +12,8 @@
 #include "analysis/model/escape.h"
 #include "analysis/readers/readers.h"
 #include "common/pbwire.h"
+#include "common/pprof_fields.h"
 
-
-/* Profile message fields. */
-enum {
-    P_SAMPLE_TYPE = 1,
-    P_SAMPLE = 2,
-    P_MAPPING = 3,
-    P_LOCATION = 4,
-    P_FUNCTION = 5,
-    P_STRING = 6,
-    P_TIME = 9,
-    P_DURATION = 10,
-    P_PERIOD_TYPE = 11,
-    P_PERIOD = 12,
-    P_COMMENT = 13,
-    P_DEFAULT_TYPE = 14,
-};
 
 struct bytes {
     const uint8_t *ptr;
@@ -202,30 +187,30 @@ static int split(struct pprof *r, const uint8_t *buf, size_t len)
     pb_reader_init(&rd, buf, len);
     while (pb_next(&rd, &f)) {
         if (f.number < 16 && f.wire == PB_LEN) r->n_msgs[f.number]++;
-        if (f.number == P_STRING && f.wire == PB_LEN) string_bytes += f.len + 1;
+        if (f.number == PROFILE_STRING_TABLE && f.wire == PB_LEN) string_bytes += f.len + 1;
     }
     if (rd.err) return fail(r, "not a pprof profile (malformed protobuf)");
     /* Strings are kept once, in the pool (and once more when the model interns them);
      * every other field's messages are kept as spans of buf. */
     size_t spans = 0;
     for (int k = 0; k < 16; k++)
-        spans += k == P_STRING ? 0 : r->n_msgs[k];
-    if (charge(r, spans * sizeof(struct bytes) + (r->n_msgs[P_STRING] + 1) * sizeof *r->strings +
+        spans += k == PROFILE_STRING_TABLE ? 0 : r->n_msgs[k];
+    if (charge(r, spans * sizeof(struct bytes) + (r->n_msgs[PROFILE_STRING_TABLE] + 1) * sizeof *r->strings +
                       2 * string_bytes + 1))
         return -1;
     for (int k = 0; k < 16; k++)
-        if (k != P_STRING && r->n_msgs[k] &&
+        if (k != PROFILE_STRING_TABLE && r->n_msgs[k] &&
             !(r->msgs[k] = calloc(r->n_msgs[k], sizeof(struct bytes))))
             return fail(r, "out of memory");
-    r->strings = calloc(r->n_msgs[P_STRING] + 1, sizeof *r->strings);
+    r->strings = calloc(r->n_msgs[PROFILE_STRING_TABLE] + 1, sizeof *r->strings);
     r->string_pool = malloc(string_bytes + 1);
     if (!r->strings || !r->string_pool) return fail(r, "out of memory");
     size_t seen[16] = {0}, pool = 0;
     pb_reader_init(&rd, buf, len);
     while (pb_next(&rd, &f)) {
-        if (f.number < 16 && f.number != P_STRING && f.wire == PB_LEN)
+        if (f.number < 16 && f.number != PROFILE_STRING_TABLE && f.wire == PB_LEN)
             r->msgs[f.number][seen[f.number]++] = (struct bytes){f.ptr, f.len};
-        if (f.number == P_STRING && f.wire == PB_LEN) {
+        if (f.number == PROFILE_STRING_TABLE && f.wire == PB_LEN) {
             if (!valid_utf8(f.ptr, f.len) || memchr(f.ptr, 0, f.len))
                 return fail(r, "string %zu is not valid UTF-8 text", r->n_strings);
             memcpy(r->string_pool + pool, f.ptr, f.len);
@@ -233,10 +218,10 @@ static int split(struct pprof *r, const uint8_t *buf, size_t len)
             r->strings[r->n_strings++] = r->string_pool + pool;
             pool += f.len + 1;
         } else if (f.wire == PB_VARINT) {
-            if (f.number == P_TIME) r->p->meta.start_unix_ns = (int64_t)f.value;
-            if (f.number == P_DURATION) r->p->meta.end_unix_ns = (int64_t)f.value;
-            if (f.number == P_PERIOD) r->p->period = (int64_t)f.value;
-            if (f.number == P_DEFAULT_TYPE) r->default_type = (int64_t)f.value;
+            if (f.number == PROFILE_TIME_NANOS) r->p->meta.start_unix_ns = (int64_t)f.value;
+            if (f.number == PROFILE_DURATION_NANOS) r->p->meta.end_unix_ns = (int64_t)f.value;
+            if (f.number == PROFILE_PERIOD) r->p->period = (int64_t)f.value;
+            if (f.number == PROFILE_DEFAULT_SAMPLE_TYPE) r->default_type = (int64_t)f.value;
         }
     }
     if (r->n_strings == 0 || r->strings[0][0])
@@ -246,15 +231,15 @@ static int split(struct pprof *r, const uint8_t *buf, size_t len)
     pb_reader_init(&rd, buf, len);
     while (pb_next(&rd, &f)) {
         int bad = 0;
-        if (f.number != P_COMMENT || f.wire != PB_VARINT) continue;
+        if (f.number != PROFILE_COMMENT || f.wire != PB_VARINT) continue;
         const char *c = str(r, f.value, &bad);
         if (!bad && charge(r, strlen(c) + 48)) return -1;
         if (bad || profile_add_comment(r->p, c)) return fail(r, "comment out of range");
     }
-    for (size_t i = 0; i < r->n_msgs[P_COMMENT]; i++) {
+    for (size_t i = 0; i < r->n_msgs[PROFILE_COMMENT]; i++) {
         struct pb_reader pr;
         uint64_t v;
-        pb_reader_init(&pr, r->msgs[P_COMMENT][i].ptr, r->msgs[P_COMMENT][i].len);
+        pb_reader_init(&pr, r->msgs[PROFILE_COMMENT][i].ptr, r->msgs[PROFILE_COMMENT][i].len);
         while (pb_next_packed(&pr, &v)) {
             int bad = 0;
             const char *c = str(r, v, &bad);
@@ -279,8 +264,8 @@ static int read_value_type(struct pprof *r, struct bytes b, const char **type, c
     *type = *unit = "";
     pb_reader_init(&rd, b.ptr, b.len);
     while (pb_next(&rd, &f)) {
-        if (f.number == 1 && f.wire == PB_VARINT) *type = str(r, f.value, &bad);
-        if (f.number == 2 && f.wire == PB_VARINT) *unit = str(r, f.value, &bad);
+        if (f.number == VALUE_TYPE_TYPE && f.wire == PB_VARINT) *type = str(r, f.value, &bad);
+        if (f.number == VALUE_TYPE_UNIT && f.wire == PB_VARINT) *unit = str(r, f.value, &bad);
     }
     return rd.err || bad ? fail(r, "malformed sample type") : 0;
 }
@@ -288,18 +273,18 @@ static int read_value_type(struct pprof *r, struct bytes b, const char **type, c
 static int read_types(struct pprof *r)
 {
     struct profile *p = r->p;
-    if (!r->n_msgs[P_SAMPLE_TYPE]) return fail(r, "no sample types");
-    if (r->n_msgs[P_SAMPLE_TYPE] > PROFILE_MAX_SAMPLE_TYPES)
-        return fail(r, "%zu sample types (at most %d)", r->n_msgs[P_SAMPLE_TYPE],
+    if (!r->n_msgs[PROFILE_SAMPLE_TYPE]) return fail(r, "no sample types");
+    if (r->n_msgs[PROFILE_SAMPLE_TYPE] > PROFILE_MAX_SAMPLE_TYPES)
+        return fail(r, "%zu sample types (at most %d)", r->n_msgs[PROFILE_SAMPLE_TYPE],
                     PROFILE_MAX_SAMPLE_TYPES);
-    for (size_t i = 0; i < r->n_msgs[P_SAMPLE_TYPE]; i++) {
+    for (size_t i = 0; i < r->n_msgs[PROFILE_SAMPLE_TYPE]; i++) {
         const char *type, *unit;
-        if (read_value_type(r, r->msgs[P_SAMPLE_TYPE][i], &type, &unit)) return -1;
+        if (read_value_type(r, r->msgs[PROFILE_SAMPLE_TYPE][i], &type, &unit)) return -1;
         if (profile_add_sample_type(p, type, unit) < 0) return fail(r, "out of memory");
     }
-    if (r->n_msgs[P_PERIOD_TYPE]) {
+    if (r->n_msgs[PROFILE_PERIOD_TYPE]) {
         const char *type, *unit;
-        if (read_value_type(r, r->msgs[P_PERIOD_TYPE][0], &type, &unit)) return -1;
+        if (read_value_type(r, r->msgs[PROFILE_PERIOD_TYPE][0], &type, &unit)) return -1;
         if (!(p->period_type.type = strdup(type)) || !(p->period_type.unit = strdup(unit)))
             return fail(r, "out of memory");
     }
@@ -318,7 +303,7 @@ static int read_types(struct pprof *r)
 
 static int read_mappings(struct pprof *r)
 {
-    size_t n = r->n_msgs[P_MAPPING];
+    size_t n = r->n_msgs[PROFILE_MAPPING];
     r->mappings = calloc(n + 1, sizeof *r->mappings);
     if (!r->mappings) return fail(r, "out of memory");
     for (size_t i = 0; i < n; i++) {
@@ -327,15 +312,15 @@ static int read_mappings(struct pprof *r)
         uint64_t id = 0, start = 0, limit = 0, offset = 0;
         const char *file = "", *build_id = "";
         int bad = 0;
-        pb_reader_init(&rd, r->msgs[P_MAPPING][i].ptr, r->msgs[P_MAPPING][i].len);
+        pb_reader_init(&rd, r->msgs[PROFILE_MAPPING][i].ptr, r->msgs[PROFILE_MAPPING][i].len);
         while (pb_next(&rd, &f)) {
             if (f.wire != PB_VARINT) continue;
-            if (f.number == 1) id = f.value;
-            if (f.number == 2) start = f.value;
-            if (f.number == 3) limit = f.value;
-            if (f.number == 4) offset = f.value;
-            if (f.number == 5) file = str(r, f.value, &bad);
-            if (f.number == 6) build_id = str(r, f.value, &bad);
+            if (f.number == MAPPING_ID) id = f.value;
+            if (f.number == MAPPING_START) start = f.value;
+            if (f.number == MAPPING_LIMIT) limit = f.value;
+            if (f.number == MAPPING_OFFSET) offset = f.value;
+            if (f.number == MAPPING_FILENAME) file = str(r, f.value, &bad);
+            if (f.number == MAPPING_BUILD_ID) build_id = str(r, f.value, &bad);
         }
         if (rd.err || bad) return fail(r, "mapping %zu is malformed", i);
         if (charge(r, sizeof *r->mappings + sizeof(struct profile_image) + strlen(file) +
@@ -364,7 +349,7 @@ static int read_mappings(struct pprof *r)
 
 static int read_functions(struct pprof *r)
 {
-    size_t n = r->n_msgs[P_FUNCTION];
+    size_t n = r->n_msgs[PROFILE_FUNCTION];
     if (charge(r, (n + 1) * sizeof *r->functions)) return -1;
     r->functions = calloc(n + 1, sizeof *r->functions);
     if (!r->functions) return fail(r, "out of memory");
@@ -372,12 +357,12 @@ static int read_functions(struct pprof *r)
         struct pb_reader rd;
         struct pb_field f;
         struct pp_function *fn = &r->functions[i];
-        pb_reader_init(&rd, r->msgs[P_FUNCTION][i].ptr, r->msgs[P_FUNCTION][i].len);
+        pb_reader_init(&rd, r->msgs[PROFILE_FUNCTION][i].ptr, r->msgs[PROFILE_FUNCTION][i].len);
         while (pb_next(&rd, &f)) {
             if (f.wire != PB_VARINT) continue;
-            if (f.number == 1) fn->id = f.value;
-            if (f.number == 2) fn->name = f.value;
-            if (f.number == 4) fn->file = f.value;
+            if (f.number == FUNCTION_ID) fn->id = f.value;
+            if (f.number == FUNCTION_NAME) fn->name = f.value;
+            if (f.number == FUNCTION_FILENAME) fn->file = f.value;
         }
         if (rd.err || fn->name >= r->n_strings || fn->file >= r->n_strings)
             return fail(r, "function %zu is malformed", i);
@@ -413,12 +398,12 @@ static int read_location(struct pprof *r, size_t i, size_t *cap)
     struct pp_location *loc = &r->locations[i];
     uint64_t mapping = 0, address = 0;
     size_t n_lines = 0;
-    pb_reader_init(&rd, r->msgs[P_LOCATION][i].ptr, r->msgs[P_LOCATION][i].len);
+    pb_reader_init(&rd, r->msgs[PROFILE_LOCATION][i].ptr, r->msgs[PROFILE_LOCATION][i].len);
     while (pb_next(&rd, &f)) {
-        if (f.number == 1 && f.wire == PB_VARINT) loc->id = f.value;
-        if (f.number == 2 && f.wire == PB_VARINT) mapping = f.value;
-        if (f.number == 3 && f.wire == PB_VARINT) address = f.value;
-        if (f.number == 4 && f.wire == PB_LEN) n_lines++;
+        if (f.number == LOCATION_ID && f.wire == PB_VARINT) loc->id = f.value;
+        if (f.number == LOCATION_MAPPING_ID && f.wire == PB_VARINT) mapping = f.value;
+        if (f.number == LOCATION_ADDRESS && f.wire == PB_VARINT) address = f.value;
+        if (f.number == LOCATION_LINE && f.wire == PB_LEN) n_lines++;
     }
     if (rd.err) return fail(r, "location %zu is malformed", i);
     int32_t image = -1;
@@ -434,9 +419,9 @@ static int read_location(struct pprof *r, size_t i, size_t *cap)
     loc->first = (uint32_t)r->n_loc_frames;
     if (n_lines > PROFILE_MAX_DEPTH) return fail(r, "location %zu has %zu lines", i, n_lines);
     size_t k = 0;
-    pb_reader_init(&rd, r->msgs[P_LOCATION][i].ptr, r->msgs[P_LOCATION][i].len);
+    pb_reader_init(&rd, r->msgs[PROFILE_LOCATION][i].ptr, r->msgs[PROFILE_LOCATION][i].len);
     while (pb_next(&rd, &f)) {
-        if (f.number != 4 || f.wire != PB_LEN) continue;
+        if (f.number != LOCATION_LINE || f.wire != PB_LEN) continue;
         struct pb_reader lr;
         struct pb_field lf;
         uint64_t fid = 0;
@@ -444,9 +429,9 @@ static int read_location(struct pprof *r, size_t i, size_t *cap)
         pb_reader_init(&lr, f.ptr, f.len);
         while (pb_next(&lr, &lf)) {
             if (lf.wire != PB_VARINT) continue;
-            if (lf.number == 1) fid = lf.value;
-            if (lf.number == 2) line = (int64_t)lf.value;
-            if (lf.number == 3) column = (int64_t)lf.value;
+            if (lf.number == LINE_FUNCTION_ID) fid = lf.value;
+            if (lf.number == LINE_LINE) line = (int64_t)lf.value;
+            if (lf.number == LINE_COLUMN) column = (int64_t)lf.value;
         }
         const struct pp_function *fn = by_id(r->functions, r->n_functions, sizeof *fn, fid);
         if (lr.err || !fn) return fail(r, "location %zu: line %zu names no function", i, k);
@@ -480,7 +465,7 @@ static int read_location(struct pprof *r, size_t i, size_t *cap)
 
 static int read_locations(struct pprof *r)
 {
-    size_t n = r->n_msgs[P_LOCATION], cap = 0;
+    size_t n = r->n_msgs[PROFILE_LOCATION], cap = 0;
     if (charge(r, (n + 1) * sizeof *r->locations)) return -1;
     r->locations = calloc(n + 1, sizeof *r->locations);
     if (!r->locations) return fail(r, "out of memory");
@@ -566,8 +551,8 @@ static int read_label(struct pprof *r, const struct pb_field *f, const char **th
     int bad = 0;
     pb_reader_init(&lr, f->ptr, f->len);
     while (pb_next(&lr, &lf)) {
-        if (lf.number == 1 && lf.wire == PB_VARINT) key = str(r, lf.value, &bad);
-        if (lf.number == 2 && lf.wire == PB_VARINT) val = str(r, lf.value, &bad);
+        if (lf.number == LABEL_KEY && lf.wire == PB_VARINT) key = str(r, lf.value, &bad);
+        if (lf.number == LABEL_STR && lf.wire == PB_VARINT) val = str(r, lf.value, &bad);
     }
     if (lr.err || bad) return -1;
     if (!strcmp(key, "thread")) *thread = val;
@@ -584,13 +569,13 @@ static int read_sample(struct pprof *r, size_t i, uint64_t *ids, uint32_t *frame
     size_t n_ids = 0, n_values = 0, depth = 0;
     const char *thread = "process";
     int state = PROFILE_RUNNING;
-    pb_reader_init(&rd, r->msgs[P_SAMPLE][i].ptr, r->msgs[P_SAMPLE][i].len);
+    pb_reader_init(&rd, r->msgs[PROFILE_SAMPLE][i].ptr, r->msgs[PROFILE_SAMPLE][i].len);
     while (pb_next(&rd, &f)) {
         int rc = 0;
-        if (f.number == 1) rc = collect(&f, ids, &n_ids, PROFILE_MAX_DEPTH);
-        if (f.number == 2) rc = collect(&f, values, &n_values, PROFILE_MAX_SAMPLE_TYPES);
-        if (f.number == 3 && (f.wire != PB_LEN || read_label(r, &f, &thread, &state))) rc = -1;
-        if (rc == -2 && f.number == 1)
+        if (f.number == SAMPLE_LOCATION_ID) rc = collect(&f, ids, &n_ids, PROFILE_MAX_DEPTH);
+        if (f.number == SAMPLE_VALUE) rc = collect(&f, values, &n_values, PROFILE_MAX_SAMPLE_TYPES);
+        if (f.number == SAMPLE_LABEL && (f.wire != PB_LEN || read_label(r, &f, &thread, &state))) rc = -1;
+        if (rc == -2 && f.number == SAMPLE_LOCATION_ID)
             return fail(r, "sample %zu: stack deeper than %d frames", i, PROFILE_MAX_DEPTH);
         if (rc) return fail(r, "sample %zu is malformed", i);
     }
@@ -625,7 +610,7 @@ static int read_samples(struct pprof *r)
     uint32_t *frames = malloc(PROFILE_MAX_DEPTH * sizeof *frames);
     uint64_t *ids = malloc(PROFILE_MAX_DEPTH * sizeof *ids);
     int rc = frames && ids ? 0 : fail(r, "out of memory");
-    for (size_t i = 0; !rc && i < r->n_msgs[P_SAMPLE]; i++)
+    for (size_t i = 0; !rc && i < r->n_msgs[PROFILE_SAMPLE]; i++)
         rc = read_sample(r, i, ids, frames);
     free(frames);
     free(ids);

@@ -16,17 +16,17 @@
 
 static void cp_label_str(struct pb_buf *b, int64_t key, int64_t str)
 {
-    size_t l = pb_begin(b, 3);
-    pb_put_int(b, 1, key);
-    pb_put_int(b, 2, str);
+    size_t l = pb_begin(b, SAMPLE_LABEL);
+    pb_put_int(b, LABEL_KEY, key);
+    pb_put_int(b, LABEL_STR, str);
     pb_end(b, l);
 }
 
 static void cp_label_num(struct pb_buf *b, int64_t key, int64_t num)
 {
-    size_t l = pb_begin(b, 3);
-    pb_put_int(b, 1, key);
-    pb_put_int(b, 3, num);
+    size_t l = pb_begin(b, SAMPLE_LABEL);
+    pb_put_int(b, LABEL_KEY, key);
+    pb_put_int(b, LABEL_NUM, num);
     pb_end(b, l);
 }
 
@@ -40,12 +40,12 @@ int cpu_pprof_write(const struct sink_window *w, int waiting, struct pb_buf *out
     struct pb_buf b = {0};
     pp_str(&s, "", 0);
     int64_t cpu = pp_cstr(&s, "cpu"), ns = pp_cstr(&s, "nanoseconds");
-    pp_value_type(&b, P_SAMPLE_TYPE, pp_cstr(&s, "samples"), pp_cstr(&s, "count"));
-    pp_value_type(&b, P_SAMPLE_TYPE, cpu, ns);
-    pp_value_type(&b, P_PERIOD_TYPE, cpu, ns);
-    pb_put_int(&b, P_PERIOD, w->hz ? 1000000000ll / w->hz : 0);
-    pb_put_int(&b, P_TIME_NANOS, (int64_t)w->start_real_ns);
-    pb_put_int(&b, P_DURATION_NANOS, (int64_t)(w->end_mono_ns - w->start_mono_ns));
+    pp_value_type(&b, PROFILE_SAMPLE_TYPE, pp_cstr(&s, "samples"), pp_cstr(&s, "count"));
+    pp_value_type(&b, PROFILE_SAMPLE_TYPE, cpu, ns);
+    pp_value_type(&b, PROFILE_PERIOD_TYPE, cpu, ns);
+    pb_put_int(&b, PROFILE_PERIOD, w->hz ? 1000000000ll / w->hz : 0);
+    pb_put_int(&b, PROFILE_TIME_NANOS, (int64_t)w->start_real_ns);
+    pb_put_int(&b, PROFILE_DURATION_NANOS, (int64_t)(w->end_mono_ns - w->start_mono_ns));
 
     int64_t k_thread = pp_cstr(&s, "thread"), k_tid = pp_cstr(&s, "tid");
     int64_t k_state = pp_cstr(&s, "state");
@@ -64,9 +64,9 @@ int cpu_pprof_write(const struct sink_window *w, int waiting, struct pb_buf *out
             locs[n++] = pp_location(&s, &b, 0);
         const struct sink_win_thread *t = &w->threads[e->thread];
         uint64_t v[2] = {e->count, e->cpu_ns};
-        size_t m = pb_begin(&b, P_SAMPLE);
-        pb_put_packed(&b, 1, locs, n);
-        pb_put_packed(&b, 2, v, 2);
+        size_t m = pb_begin(&b, PROFILE_SAMPLE);
+        pb_put_packed(&b, SAMPLE_LOCATION_ID, locs, n);
+        pb_put_packed(&b, SAMPLE_VALUE, v, 2);
         cp_label_str(&b, k_thread, pp_cstr(&s, t->name[0] ? t->name : t->label));
         if (t->tid) cp_label_num(&b, k_tid, t->tid);
         cp_label_str(&b, k_state, e->state == SINK_WAITING ? waiting_s : running);
@@ -85,8 +85,8 @@ int cpu_pprof_write(const struct sink_window *w, int waiting, struct pb_buf *out
                    (unsigned long long)w->lost, (unsigned long long)w->dropped,
                    w->session_ended ? "; the session ended before the window did" : "");
     for (int i = 0; i < 2; i++)
-        pb_put_int(&b, P_COMMENT, c[i]);
-    pb_put_int(&b, P_DEFAULT_SAMPLE_TYPE, cpu);
+        pb_put_int(&b, PROFILE_COMMENT, c[i]);
+    pb_put_int(&b, PROFILE_DEFAULT_SAMPLE_TYPE, cpu);
     pp_string_table(&s, &b);
     rc = b.failed ? -ENOMEM : 0;
     if (!rc && heap_gzip(b.data, b.len, out)) rc = -ENOMEM;

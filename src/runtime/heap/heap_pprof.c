@@ -28,13 +28,13 @@ static void pp_sample(struct pp_scratch *s, struct pb_buf *b, const uint64_t *lo
 {
     uint64_t v[4] = {(uint64_t)bk->alloc_objects, (uint64_t)bk->alloc_bytes,
                      (uint64_t)bk->inuse_objects, (uint64_t)bk->inuse_bytes};
-    size_t m = pb_begin(b, P_SAMPLE);
-    pb_put_packed(b, 1, locs, n);
-    pb_put_packed(b, 2, v, 4);
+    size_t m = pb_begin(b, PROFILE_SAMPLE);
+    pb_put_packed(b, SAMPLE_LOCATION_ID, locs, n);
+    pb_put_packed(b, SAMPLE_VALUE, v, 4);
     if (thread >= 0) {
-        size_t l = pb_begin(b, 3);
-        pb_put_int(b, 1, thread_key);
-        pb_put_int(b, 2, thread);
+        size_t l = pb_begin(b, SAMPLE_LABEL);
+        pb_put_int(b, LABEL_KEY, thread_key);
+        pb_put_int(b, LABEL_STR, thread);
         pb_end(b, l);
     }
     pb_end(b, m);
@@ -45,16 +45,16 @@ static void pp_sample(struct pp_scratch *s, struct pb_buf *b, const uint64_t *lo
 static void pp_other_stacks(struct pp_scratch *s, struct pb_buf *b, const struct heap_bucket *bk)
 {
     int64_t name = pp_cstr(s, "(other stacks)");
-    size_t m = pb_begin(b, P_FUNCTION);
-    pb_put_uint(b, 1, 1);
-    pb_put_int(b, 2, name);
-    pb_put_int(b, 3, name);
+    size_t m = pb_begin(b, PROFILE_FUNCTION);
+    pb_put_uint(b, FUNCTION_ID, 1);
+    pb_put_int(b, FUNCTION_NAME, name);
+    pb_put_int(b, FUNCTION_SYSTEM_NAME, name);
     pb_end(b, m);
     uint64_t id = ++s->nloc;
-    m = pb_begin(b, P_LOCATION);
-    pb_put_uint(b, 1, id);
-    size_t line = pb_begin(b, 4);
-    pb_put_uint(b, 1, 1);
+    m = pb_begin(b, PROFILE_LOCATION);
+    pb_put_uint(b, LOCATION_ID, id);
+    size_t line = pb_begin(b, LOCATION_LINE);
+    pb_put_uint(b, LINE_FUNCTION_ID, 1);
     pb_end(b, line);
     pb_end(b, m);
     pp_sample(s, b, &id, 1, bk, 0, -1);
@@ -65,16 +65,16 @@ static uint64_t pp_incomplete(struct pp_scratch *s, struct pb_buf *b)
 {
     if (s->incomplete) return s->incomplete;
     int64_t name = pp_cstr(s, "[incomplete stack]");
-    size_t m = pb_begin(b, P_FUNCTION);
-    pb_put_uint(b, 1, 2);
-    pb_put_int(b, 2, name);
-    pb_put_int(b, 3, name);
+    size_t m = pb_begin(b, PROFILE_FUNCTION);
+    pb_put_uint(b, FUNCTION_ID, 2);
+    pb_put_int(b, FUNCTION_NAME, name);
+    pb_put_int(b, FUNCTION_SYSTEM_NAME, name);
     pb_end(b, m);
     s->incomplete = ++s->nloc;
-    m = pb_begin(b, P_LOCATION);
-    pb_put_uint(b, 1, s->incomplete);
-    size_t line = pb_begin(b, 4);
-    pb_put_uint(b, 1, 2);
+    m = pb_begin(b, PROFILE_LOCATION);
+    pb_put_uint(b, LOCATION_ID, s->incomplete);
+    size_t line = pb_begin(b, LOCATION_LINE);
+    pb_put_uint(b, LINE_FUNCTION_ID, 2);
     pb_end(b, line);
     pb_end(b, m);
     return s->incomplete;
@@ -97,7 +97,7 @@ static void pp_comments(struct pp_scratch *s, struct pb_buf *b, const struct hea
                    (unsigned long long)tb->truncated_strings,
                    (unsigned long long)info->lost_objects, (unsigned long long)info->lost_bytes);
     for (int i = 0; i < 3; i++)
-        pb_put_int(b, P_COMMENT, c[i]);
+        pb_put_int(b, PROFILE_COMMENT, c[i]);
     /* "stack walks: N of M sampled allocations cut short (name=count ...)": the CLI
      * reads the prefix as "this profile says how its walks ended". */
     static const char *const names[UNWIND_STOPS] = UNWIND_STOP_NAMES;
@@ -112,7 +112,7 @@ static void pp_comments(struct pp_scratch *s, struct pb_buf *b, const struct hea
                                    (unsigned long long)info->stops[k]);
     }
     by[bo < sizeof by ? bo : sizeof by - 1] = 0;
-    pb_put_int(b, P_COMMENT,
+    pb_put_int(b, PROFILE_COMMENT,
                pp_strf(s, "stack walks: %llu of %llu sampled allocations cut short (by how they "
                           "ended:%s)",
                        (unsigned long long)cut, (unsigned long long)all, bo ? by : " none"));
@@ -132,16 +132,16 @@ int heap_pprof_write(const struct heap_table *tb, const struct heap_pprof_info *
     pp_str(&s, "", 0);
     int64_t space = pp_cstr(&s, "space"), bytes = pp_cstr(&s, "bytes");
     int64_t count = pp_cstr(&s, "count");
-    pp_value_type(&b, P_SAMPLE_TYPE, pp_cstr(&s, "alloc_objects"), count);
-    pp_value_type(&b, P_SAMPLE_TYPE, pp_cstr(&s, "alloc_space"), bytes);
-    pp_value_type(&b, P_SAMPLE_TYPE, pp_cstr(&s, "inuse_objects"), count);
-    pp_value_type(&b, P_SAMPLE_TYPE, pp_cstr(&s, "inuse_space"), bytes);
-    pp_value_type(&b, P_PERIOD_TYPE, space, bytes);
-    pb_put_int(&b, P_PERIOD, info->interval);
-    pb_put_int(&b, P_DEFAULT_SAMPLE_TYPE,
+    pp_value_type(&b, PROFILE_SAMPLE_TYPE, pp_cstr(&s, "alloc_objects"), count);
+    pp_value_type(&b, PROFILE_SAMPLE_TYPE, pp_cstr(&s, "alloc_space"), bytes);
+    pp_value_type(&b, PROFILE_SAMPLE_TYPE, pp_cstr(&s, "inuse_objects"), count);
+    pp_value_type(&b, PROFILE_SAMPLE_TYPE, pp_cstr(&s, "inuse_space"), bytes);
+    pp_value_type(&b, PROFILE_PERIOD_TYPE, space, bytes);
+    pb_put_int(&b, PROFILE_PERIOD, info->interval);
+    pb_put_int(&b, PROFILE_DEFAULT_SAMPLE_TYPE,
                pp_cstr(&s, info->alloc_default ? "alloc_space" : "inuse_space"));
-    pb_put_int(&b, P_TIME_NANOS, (int64_t)info->start_ns);
-    pb_put_int(&b, P_DURATION_NANOS, (int64_t)(info->end_ns - info->start_ns));
+    pb_put_int(&b, PROFILE_TIME_NANOS, (int64_t)info->start_ns);
+    pb_put_int(&b, PROFILE_DURATION_NANOS, (int64_t)(info->end_ns - info->start_ns));
 
     int64_t thread_key = pp_cstr(&s, "thread");
     uint64_t locs[HEAP_STACK_MAX + 1];
