@@ -12,6 +12,7 @@
  * Until dlsym answers (it may allocate itself) allocations are served from the
  * runtime's region, so `free` recognises them like sampled blocks. */
 #include "runtime/heap/heap.h"
+#include "runtime/interpose.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -20,7 +21,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PUBLIC __attribute__((visibility("default")))
 #define FRAME() ((uintptr_t)__builtin_frame_address(0))
 
 __thread struct heap_tls heap_tls = {.slot = -1};
@@ -417,12 +417,12 @@ static inline void *heap_malloc_at(size_t n, uintptr_t fp)
     return heap_next.malloc(n);
 }
 
-PUBLIC void *malloc(size_t n)
+KESTREL_INTERPOSE void *malloc(size_t n)
 {
     return heap_malloc_at(n, FRAME());
 }
 
-PUBLIC void free(void *p)
+KESTREL_INTERPOSE void free(void *p)
 {
     if (heap_region_has(p))
         heap_sampled_free(p);
@@ -445,7 +445,7 @@ __attribute__((noinline, cold)) static void *heap_calloc_slow(size_t a, size_t b
     return p ? p : heap_next.calloc(a, b);
 }
 
-PUBLIC void *calloc(size_t a, size_t b)
+KESTREL_INTERPOSE void *calloc(size_t a, size_t b)
 {
     size_t n;
     if (__builtin_mul_overflow(a, b, &n)) return heap_enomem();
@@ -502,12 +502,12 @@ static inline void *heap_realloc_at(void *p, size_t n, uintptr_t fp)
     return heap_next.realloc(p, n);
 }
 
-PUBLIC void *realloc(void *p, size_t n)
+KESTREL_INTERPOSE void *realloc(void *p, size_t n)
 {
     return heap_realloc_at(p, n, FRAME());
 }
 
-PUBLIC void *reallocarray(void *p, size_t a, size_t b)
+KESTREL_INTERPOSE void *reallocarray(void *p, size_t a, size_t b)
 {
     size_t n;
     if (__builtin_mul_overflow(a, b, &n)) return heap_enomem();
@@ -519,7 +519,7 @@ static inline int heap_pow2(size_t a)
     return a && !(a & (a - 1));
 }
 
-PUBLIC int posix_memalign(void **pp, size_t align, size_t n)
+KESTREL_INTERPOSE int posix_memalign(void **pp, size_t align, size_t n)
 {
     if (heap_pow2(align) && align >= sizeof(void *) && heap_count(n)) {
         void *p = heap_try_sample(n, align, 0, FRAME());
@@ -533,7 +533,7 @@ PUBLIC int posix_memalign(void **pp, size_t align, size_t n)
 
 /* Alignments that are not a power of two go to the next allocator untouched, so
  * they are accepted or refused exactly as it would. */
-PUBLIC void *aligned_alloc(size_t align, size_t n)
+KESTREL_INTERPOSE void *aligned_alloc(size_t align, size_t n)
 {
     if (heap_pow2(align) && heap_count(n)) {
         void *p = heap_try_sample(n, align, 0, FRAME());
@@ -542,7 +542,7 @@ PUBLIC void *aligned_alloc(size_t align, size_t n)
     return heap_next.aligned_alloc(align, n);
 }
 
-PUBLIC void *memalign(size_t align, size_t n)
+KESTREL_INTERPOSE void *memalign(size_t align, size_t n)
 {
     if (heap_pow2(align) && heap_count(n)) {
         void *p = heap_try_sample(n, align, 0, FRAME());
@@ -551,7 +551,7 @@ PUBLIC void *memalign(size_t align, size_t n)
     return heap_next.memalign(align, n);
 }
 
-PUBLIC void *valloc(size_t n)
+KESTREL_INTERPOSE void *valloc(size_t n)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     if (heap_count(n)) {
@@ -561,7 +561,7 @@ PUBLIC void *valloc(size_t n)
     return next_valloc ? next_valloc(n) : heap_next.memalign(page, n);
 }
 
-PUBLIC void *pvalloc(size_t n)
+KESTREL_INTERPOSE void *pvalloc(size_t n)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t rounded = n ? (n + page - 1) & ~(page - 1) : page;
@@ -576,7 +576,7 @@ PUBLIC void *pvalloc(size_t n)
     return next_pvalloc ? next_pvalloc(n) : heap_next.memalign(page, rounded);
 }
 
-PUBLIC size_t malloc_usable_size(void *p)
+KESTREL_INTERPOSE size_t malloc_usable_size(void *p)
 {
     if (heap_region_has(p)) return heap_region_usable(p);
     if (!p || !heap_next.malloc_usable_size) return 0;

@@ -28,8 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PUBLIC __attribute__((visibility("default")))
-
 uint32_t heap_gen;
 int heap_active;
 int64_t heap_interval = HEAP_INTERVAL_DEFAULT;
@@ -327,7 +325,7 @@ static int heap_hand_over(const struct pb_buf *gz, void **data, size_t *size)
     return 0;
 }
 
-PUBLIC int kestrel_heap_start(size_t interval)
+KESTREL_API int kestrel_heap_start(size_t interval)
 {
     if (interval == 0) interval = HEAP_INTERVAL_DEFAULT;
     if (interval < HEAP_INTERVAL_MIN || interval > (size_t)HEAP_INTERVAL_MAX) return -EINVAL;
@@ -365,19 +363,19 @@ int heap_profile_pprof(int alloc_default, struct pb_buf *out)
     return rc;
 }
 
-PUBLIC int kestrel_heap_profile(void **data, size_t *size)
+KESTREL_API int kestrel_heap_profile(void **data, size_t *size)
 {
     if (!data || !size) return -EINVAL;
     return heap_read(0, data, size);
 }
 
-PUBLIC int kestrel_heap_stop(void **data, size_t *size)
+KESTREL_API int kestrel_heap_stop(void **data, size_t *size)
 {
     if (data && !size) return -EINVAL;
     return heap_read(1, data, size);
 }
 
-PUBLIC int kestrel_heap_is_running(void)
+KESTREL_API int kestrel_heap_is_running(void)
 {
     return __atomic_load_n(&heap_active, __ATOMIC_ACQUIRE);
 }
