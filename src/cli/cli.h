@@ -15,6 +15,12 @@ struct cli_load_options {
 int cli_load(const char *path, const struct cli_load_options *o, struct profile **p,
              struct summary **s);
 
+struct writer;
+/* Loads input and writes it with w to out ("-": stdout), leaving no partial file; what
+ * `export` and `view` do. Returns 0, or 1 after saying why on stderr. */
+int cli_write_export(const struct writer *w, const char *input, const struct cli_load_options *o,
+                     const char *out);
+
 /* Writes <stem><suffix> for every writer in the table. Returns the number that
  * failed (each already reported). */
 int cli_export_all(const struct profile *p, const struct summary *s, const char *stem);

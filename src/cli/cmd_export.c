@@ -30,6 +30,21 @@ static void print_usage(FILE *out)
           out);
 }
 
+int cli_write_export(const struct writer *w, const char *input, const struct cli_load_options *o,
+                     const char *out)
+{
+    struct profile *p;
+    struct summary *s;
+    if (cli_load(input, o, &p, &s)) return 1;
+    int rc = writer_write_file(w, p, s, out);
+    if (rc == -EINVAL)
+        fprintf(stderr, "kestrel: %s: a %s file cannot hold this %s profile\n", input, w->format,
+                p->kind == PROFILE_HEAP ? "heap" : "CPU");
+    summary_free(s);
+    profile_free(p);
+    return rc ? 1 : 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
     static const struct option longopts[] = {{"format", required_argument, 0, 'f'},
@@ -60,15 +75,5 @@ int cmd_export(int argc, char **argv)
     const struct writer *w = writers_find(format);
     if (!w) return cli_usage_error("export", "unknown format \"%s\"", format);
     if (optind != argc - 1) return cli_usage_error("export", "one INPUT file expected");
-    struct profile *p;
-    struct summary *s;
-    if (cli_load(argv[optind], &o, &p, &s)) return 1;
-    int rc = writer_write_file(w, p, s, out);
-    if (rc == -EINVAL)
-        fprintf(stderr, "kestrel: %s: a %s file cannot hold this %s profile\n", argv[optind],
-                format, p->kind == PROFILE_HEAP ? "heap" : "CPU");
-    rc = rc ? 1 : 0;
-    summary_free(s);
-    profile_free(p);
-    return rc;
+    return cli_write_export(w, argv[optind], &o, out);
 }

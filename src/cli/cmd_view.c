@@ -81,15 +81,8 @@ int cmd_view(int argc, char **argv)
         fprintf(stderr, "kestrel: view: out of memory\n");
         return 1;
     }
-    struct profile *p;
-    struct summary *s;
-    int rc = 1;
-    if (!cli_load(argv[optind], &o, &p, &s)) {
-        rc = writer_write_file(w, p, s, path) ? 1 : 0;
-        if (!rc && strcmp(path, "-")) fprintf(stderr, "kestrel: wrote %s\n", path);
-        summary_free(s);
-        profile_free(p);
-    }
+    int rc = cli_write_export(w, argv[optind], &o, path);
+    if (!rc && strcmp(path, "-")) fprintf(stderr, "kestrel: wrote %s\n", path);
     free(path);
     return rc;
 }
