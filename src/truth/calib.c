@@ -51,7 +51,8 @@ int calib_fit(const double *x, const double *y, unsigned n, double *slope, doubl
     return 0;
 }
 
-void calib_verdict(struct calib_result *r)
+/* Sets r->fit and r->reason from the fitted figures. */
+static void calib_verdict(struct calib_result *r)
 {
     char *s = r->reason;
     size_t n = sizeof r->reason;

@@ -62,8 +62,6 @@ int calib_fit(const double *x, const double *y, unsigned n, double *slope, doubl
 /* Times the sizes, fits the line and gives the verdict. Returns 0 or -EINVAL. */
 int calib_run(const struct calib_env *env, const struct calib_opts *opts, struct calib_result *out);
 
-/* Sets out->fit and out->reason from the fitted figures (called by calib_run). */
-void calib_verdict(struct calib_result *out);
 
 /* The real environment: CLOCK_MONOTONIC, burn(), /proc/stat and /proc/self/stat. */
 void calib_env_host(struct calib_env *env);

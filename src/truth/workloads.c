@@ -43,7 +43,8 @@ void (*const workload_oversub[WORKLOAD_OVERSUB_MAX])(uint64_t) = {
     oversub0, oversub1, oversub2, oversub3, oversub4, oversub5, oversub6, oversub7,
 };
 
-const char *const workload_names[] = {"shares", "worker", "memset", "oversub", "sleeper", NULL};
+/* The names of the workloads, NULL-terminated. */
+static const char *const workload_names[] = {"shares", "worker", "memset", "oversub", "sleeper", NULL};
 
 static uint64_t now_ns(void)
 {

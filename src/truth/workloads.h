@@ -55,8 +55,6 @@ extern void (*const workload_oversub[WORKLOAD_OVERSUB_MAX])(uint64_t units);
  * than 4 the machine is then not oversubscribed, and the report says so). */
 unsigned workload_oversub_threads(void);
 
-/* The names of the workloads, NULL-terminated. */
-extern const char *const workload_names[];
 
 /* Runs workload `name` for about `units` units of burn() in total (the sleeper
  * sleeps on top). Writes one line of what it measured about itself to `out`:

@@ -10,7 +10,8 @@
 #include "analysis/aggregate/stats.h"
 #include "analysis/model/intmap.h"
 
-double diff_p_value(double z)
+/* Two-sided p-value of a standard normal statistic. */
+static double diff_p_value(double z)
 {
     return erfc(fabs(z) / sqrt(2.0));
 }

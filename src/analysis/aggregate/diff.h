@@ -65,6 +65,4 @@ void diff_free(struct diff *d);
 struct profile *diff_profile(const struct summary *base, const struct summary *now,
                              const char **why);
 
-/* Two-sided p-value of a standard normal statistic. */
-double diff_p_value(double z);
 #endif

@@ -27,7 +27,9 @@ static double duration_s(const struct profile *p)
     return 0;
 }
 
-void report_diff_warnings(const struct diff *d, FILE *out)
+/* The warnings of a comparison (different binaries, sample types, one profile with
+ * under a tenth of the other's samples), one line each into out, "warning: ..." */
+static void report_diff_warnings(const struct diff *d, FILE *out)
 {
     const struct profile *a = d->base->profile, *b = d->now->profile;
     const char *ida = main_build_id(a), *idb = main_build_id(b);

@@ -16,9 +16,6 @@ struct report_diff_options {
     int colour;   /* red for a real growth, blue for a real shrink */
 };
 
-/* The warnings of a comparison (different binaries, sample types, one profile with
- * under a tenth of the other's samples), one line each into out, "warning: ..." */
-void report_diff_warnings(const struct diff *d, FILE *out);
 
 /* Sorts d's rows as it goes. Returns 0 or -errno. */
 int report_diff_write(struct diff *d, const struct report_diff_options *o, FILE *out);

@@ -48,9 +48,6 @@ struct http_resp {
 };
 
 /* ===== server.c ===== */
-/* Sends `r` on fd (bounded in time; a client that does not read is dropped) and frees
- * its body. HEAD requests get the headers alone. */
-void http_send(int fd, enum http_method m, struct http_resp *r);
 /* A Go-style error response: text/plain, X-Go-Pprof: 1, the text and a newline. */
 void http_error(struct http_resp *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -132,7 +132,9 @@ static int http_write_all(int fd, const char *p, size_t n, uint64_t deadline)
     return 0;
 }
 
-void http_send(int fd, enum http_method m, struct http_resp *r)
+/* Sends `r` on fd (bounded in time; a client that does not read is dropped) and frees
+ * its body. HEAD requests get the headers alone. */
+static void http_send(int fd, enum http_method m, struct http_resp *r)
 {
     char head[512];
     size_t len = r->body.failed ? 0 : r->body.len;
