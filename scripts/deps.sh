@@ -56,9 +56,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # The browser and consumer tests use npm packages (playwright-core drives Debian's
-# chromium; consumers such as speedscope read our files). Each directory with a
-# package.json and a package-lock.json gets `npm ci` once.
-for dir in web tests/consumers; do
+# chromium; consumers such as speedscope read our files), and the VS Code extension is
+# built with its own (typescript, @vscode/vsce). Each directory with a package.json
+# and a package-lock.json gets `npm ci` once.
+for dir in web tests/consumers editors/vscode; do
   [ -f "$dir/package-lock.json" ] && [ ! -d "$dir/node_modules" ] || continue
   if ! (cd "$dir" && npm ci --no-audit --no-fund --silent >/tmp/kestrel-npm.log 2>&1); then
     echo "kestrel: npm could not install the packages of $dir; see /tmp/kestrel-npm.log" >&2

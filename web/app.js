@@ -134,6 +134,10 @@
             nav.append(b);
         }
         showDetails(v);
+        /* In an editor (editors/vscode), a frame clicked opens its source there. */
+        const f = v >= 0 ? st.lay.frame[v] : -1;
+        if (window.kestrelHost && f >= 0 && st.fns.list[f].file)
+            window.kestrelHost.openSource(st.fns.list[f].file, st.fns.list[f].line);
     }
 
     function showDetails(v)

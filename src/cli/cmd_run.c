@@ -14,29 +14,15 @@ static const char usage[] =
     "usage: kestrel run [record options] FILE.c [ARGS]\n"
     "\n"
     "Compiles FILE.c with $CC (default clang, else cc) -O2 -g -fno-omit-frame-pointer\n"
-    "-mno-omit-leaf-frame-pointer -pthread -lm into a temporary directory, then runs\n"
+    "-mno-omit-leaf-frame-pointer -pthread $CFLAGS -lm into a temporary directory, then runs\n"
     "it as `kestrel record` does with ARGS (exports named after FILE unless -o says).\n"
     "The record options (-F, --engine, --heap, --heap-interval, -o, --state) are\n"
     "accepted; see kestrel record --help.\n";
 
-/* clang unless $CC says otherwise: GCC 12 drops a leaf function's frame pointer
- * despite -mno-omit-leaf-frame-pointer, and samples in that leaf lose its caller. */
-static int compile(const char *src, const char *out)
+/* Runs the compiler argv names, falling back to cc when $CC did not choose it; 0 when
+ * it succeeded. */
+static int spawn_compiler(const char *cc, int chosen, char **argv)
 {
-    const char *cc = getenv("CC");
-    int chosen = cc && *cc;
-    if (!chosen) cc = "clang";
-    char *argv[] = {(char *)cc,
-                    "-O2",
-                    "-g",
-                    "-fno-omit-frame-pointer",
-                    "-mno-omit-leaf-frame-pointer",
-                    "-pthread",
-                    "-o",
-                    (char *)out,
-                    (char *)src,
-                    "-lm",
-                    NULL};
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) return -1;
@@ -50,6 +36,44 @@ static int compile(const char *src, const char *out)
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* clang unless $CC says otherwise: GCC 12 drops a leaf function's frame pointer
+ * despite -mno-omit-leaf-frame-pointer, and samples in that leaf lose its caller.
+ * $CFLAGS (words split at blanks, no quoting) come after kestrel's own flags, so that
+ * they can override them (-O1), as an editor's "extra compiler flags" setting needs. */
+static int compile(const char *src, const char *out)
+{
+    const char *cc = getenv("CC");
+    int chosen = cc && *cc;
+    if (!chosen) cc = "clang";
+    const char *own[] = {"-O2", "-g", "-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer",
+                         "-pthread"};
+    const size_t n_own = sizeof own / sizeof own[0];
+    const char *env = getenv("CFLAGS");
+    char *flags = strdup(env ? env : "");
+    size_t n_flags = 0;
+    for (const char *c = flags ? flags : ""; *c; c++)
+        n_flags += !strchr(" \t\n", *c) && (c == flags || strchr(" \t\n", c[-1]));
+    char **argv = flags ? calloc(n_own + n_flags + 6, sizeof *argv) : NULL;
+    if (!argv) {
+        free(flags);
+        return -1;
+    }
+    size_t n = 0;
+    argv[n++] = (char *)cc;
+    for (size_t i = 0; i < n_own; i++) argv[n++] = (char *)own[i];
+    for (char *save, *w = strtok_r(flags, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save))
+        argv[n++] = w;
+    argv[n++] = "-o";
+    argv[n++] = (char *)out;
+    argv[n++] = (char *)src;
+    argv[n++] = "-lm";
+    argv[n] = NULL;
+    int rc = spawn_compiler(cc, chosen, argv);
+    free(argv);
+    free(flags);
+    return rc;
 }
 
 int cmd_run(int argc, char **argv)

@@ -123,6 +123,14 @@ check "run: heap exports" test -s "$t/keep.heap.pb.gz"
 # 64 MiB were kept: hold_blocks holds all of the in-use space.
 check "run: hold_blocks holds the heap" grep -qE "100\.0% +0\.0 +100\.0% +6[0-9]\.[0-9] MiB .* hold_blocks +keep\.c" "$t/run.out"
 
+# run: $CFLAGS reach the compiler after kestrel's own flags; without them it fails.
+printf '#include <stdio.h>\nint main(void) { printf("n=%%d\\n", N); return 0; }\n' >"$t/flags.c"
+out=$(cd "$t" && CFLAGS="-DN=42  -O1" "$OLDPWD/$k" run -o "$t/flags" flags.c 2>"$t/flags.err")
+check "run: \$CFLAGS defines N ($(head -c 300 "$t/flags.err"))" grep -qx "n=42" <<<"$out"
+(cd "$t" && CFLAGS= "$OLDPWD/$k" run -o "$t/flags" flags.c >/dev/null 2>"$t/flags.err"); rc=$?
+check "run: without \$CFLAGS the same file does not compile ($rc)" test $rc -eq 1
+check "run: ... and says so" grep -q "kestrel: flags.c: compilation failed" "$t/flags.err"
+
 # A moved program: hex and a warning without --binary, names with it.
 mkdir "$t/mv" && cp build/examples/demo "$t/mv/demo"
 "$k" record --state waiting -o "$t/mv/p" -- "$t/mv/demo" 1 >"$t/mv/rec" 2>&1

@@ -1,0 +1,76 @@
+/* The extension's settings, checked, and the command lines they make. Pure. */
+
+export interface Settings {
+    path: string;
+    rate: number;
+    engine: string;
+    heap: boolean;
+    compilerFlags: string[];
+}
+
+export const ENGINES = ['auto', 'perf', 'signal'];
+
+/* `get` reads one setting (vscode's WorkspaceConfiguration.get, or a test's object).
+ * A value out of range is an error naming the setting, not silently replaced. */
+export function readSettings(get: (key: string) => unknown): Settings {
+    const path = get('path') ?? '';
+    const rate = get('rate') ?? 997;
+    const engine = get('engine') ?? 'auto';
+    const heap = get('heap') ?? false;
+    const flags = get('compilerFlags') ?? [];
+    if (typeof path !== 'string') throw new Error('kestrel.path must be a string');
+    if (typeof rate !== 'number' || !Number.isInteger(rate) || rate < 10 || rate > 10000)
+        throw new Error('kestrel.rate is ' + String(rate) + ': a whole number of Hz from 10 to 10000');
+    if (typeof engine !== 'string' || !ENGINES.includes(engine))
+        throw new Error('kestrel.engine is ' + String(engine) + ': one of ' + ENGINES.join(', '));
+    if (typeof heap !== 'boolean') throw new Error('kestrel.heap must be true or false');
+    if (!Array.isArray(flags) || flags.some((f) => typeof f !== 'string'))
+        throw new Error('kestrel.compilerFlags must be a list of strings');
+    return { path, rate, engine, heap, compilerFlags: flags as string[] };
+}
+
+function recordOptions(s: Settings, stem: string): string[] {
+    const a = ['-F', String(s.rate), '--engine', s.engine];
+    if (s.heap) a.push('--heap');
+    a.push('-o', stem);
+    return a;
+}
+
+/* `kestrel run` of one C file; the compiler flags travel in $CFLAGS (docs/cli.md). */
+export function runCommand(s: Settings, file: string, stem: string): { args: string[]; env: Record<string, string> } {
+    const env: Record<string, string> = {};
+    if (s.compilerFlags.length) env.CFLAGS = s.compilerFlags.join(' ');
+    return { args: ['run', ...recordOptions(s, stem), file], env };
+}
+
+export function recordCommand(s: Settings, argv: string[], stem: string): { args: string[]; env: Record<string, string> } {
+    if (!argv.length) throw new Error('no program to record');
+    return { args: ['record', ...recordOptions(s, stem), '--', ...argv], env: {} };
+}
+
+/* A typed command line into words: spaces separate, '...' and "..." quote, \ escapes
+ * outside single quotes. No expansion: the program runs without a shell. */
+export function splitCommandLine(line: string): string[] {
+    const out: string[] = [];
+    let cur = '', inWord = false, q: string | null = null;
+    for (let i = 0; i < line.length; i++) {
+        const ch = line[i];
+        if (q) {
+            if (ch === q) q = null;
+            else if (ch === '\\' && q === '"' && i + 1 < line.length && '"\\$`'.includes(line[i + 1])) cur += line[++i];
+            else cur += ch;
+        } else if (ch === "'" || ch === '"') { q = ch; inWord = true; }
+        else if (ch === '\\' && i + 1 < line.length) { cur += line[++i]; inWord = true; }
+        else if (ch === ' ' || ch === '\t') { if (inWord) out.push(cur); cur = ''; inWord = false; }
+        else { cur += ch; inWord = true; }
+    }
+    if (q) throw new Error('unclosed ' + q + ' in the command line');
+    if (inWord) out.push(cur);
+    return out;
+}
+
+/* The program's base name, for the exports' stem. */
+export function stemName(file: string): string {
+    const base = file.split('/').pop() || 'program';
+    return base.replace(/\.(c|cc|cpp|cxx)$/, '') || 'program';
+}
