@@ -21,6 +21,13 @@ TEST_PKGS=(
   time:/usr/bin/time cargo:cargo debuginfod:/usr/bin/debuginfod curl:/usr/bin/curl
   xz-utils:/usr/bin/xz
 )
+# What code-server's native modules build against, and the ripgrep it searches with,
+# for the VS Code extension's editor test (scripts/code-server.sh).
+CODE_SERVER_PKGS=(
+  libkrb5-dev:/usr/include/krb5.h libx11-dev:/usr/include/X11/Xlib.h
+  libxkbfile-dev:/usr/include/X11/extensions/XKBfile.h
+  libsecret-1-dev:/usr/include/libsecret-1/libsecret/secret.h ripgrep:/usr/bin/rg
+)
 BENCH_PKGS=(
   linux-perf:/usr/bin/perf google-perftools:/usr/bin/google-pprof
   libgoogle-perftools-dev:/usr/include/gperftools/profiler.h heaptrack:/usr/bin/heaptrack
@@ -28,7 +35,7 @@ BENCH_PKGS=(
   time:/usr/bin/time llvm:/usr/bin/llvm-symbolizer
 )
 
-want=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}")
+want=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${CODE_SERVER_PKGS[@]}")
 [ "${1:-}" = "--bench" ] && want+=("${BENCH_PKGS[@]}")
 
 missing=()
@@ -66,4 +73,10 @@ for dir in web tests/consumers editors/vscode; do
     exit 1
   fi
 done
+
+# code-server for the extension's editor test, once, into its cache (minutes the first
+# time: VS Code's native modules build from source).
+if [ "${1:-}" != "--bench" ]; then
+  scripts/code-server.sh >/dev/null || exit 1
+fi
 exit 0

@@ -1,13 +1,14 @@
 # The VS Code extension (editors/vscode): built with npm (tsc), packaged into a .vsix
 # with @vscode/vsce, its own logic tested under node:test, the package's contents
-# checked against web/ (the webview loads the viewer's own files).
+# checked against web/ (the webview loads the viewer's own files), and the package
+# installed into a real VS Code (code-server in chromium) and used as a user would.
 VSCODE_DIR  := editors/vscode
 VSCODE_VSIX := $(BUILD)/editors/kestrel-profiler.vsix
 VSCODE_SRCS := $(addprefix $(VSCODE_DIR)/,package.json package-lock.json tsconfig.json README.md .vscodeignore) \
                $(wildcard $(VSCODE_DIR)/src/*.ts $(VSCODE_DIR)/media/*.js $(VSCODE_DIR)/scripts/*.mjs) \
                web/viewer.html $(wildcard web/*.css web/*.js)
-TESTS     += tests/vscode/test_unit.sh tests/vscode/test_vsix.sh
-TEST_DEPS += $(VSCODE_VSIX)
+TESTS     += tests/vscode/test_unit.sh tests/vscode/test_vsix.sh tests/vscode/test_editor.sh
+TEST_DEPS += $(VSCODE_VSIX) $(KESTREL)
 
 $(VSCODE_VSIX): $(VSCODE_SRCS)
 	@mkdir -p $(@D)

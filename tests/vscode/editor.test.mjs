@@ -1,0 +1,155 @@
+// The packaged extension (build/editors/kestrel-profiler.vsix) installed into code-server
+// and used as a user would: open a C file, run Kestrel: Profile Current File from the
+// command palette, then look at the flame graph in the webview (hot_loop drawn, a hover
+// tooltip, a click moving the editor to hot_loop's line), the heat after the hot lines,
+// and a file that does not compile giving a notification with the compiler's message.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { chromium } from '../../web/node_modules/playwright-core/index.mjs';
+
+const CS = process.env.CODE_SERVER_DIR;
+const entry = join(CS, 'node_modules/code-server/out/node/entry.js');
+const work = mkdtempSync('/tmp/kestrel-vscode-test-');
+const ws = join(work, 'ws'), userData = join(work, 'user'), extDir = join(work, 'ext');
+const KESTREL = resolve('build/bin/kestrel');
+let server, browser, page, serverLog = '';
+
+const freePort = () => new Promise((ok) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => ok(p)); }); });
+const lineOf = (file, text) => readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes(text)) + 1;
+
+async function until(what, f, ms = 60000) {
+    const end = Date.now() + ms;
+    for (;;) {
+        const v = await f().catch(() => null);
+        if (v) return v;
+        if (Date.now() > end) throw new Error('timed out waiting for ' + what);
+        await new Promise((r) => setTimeout(r, 250));
+    }
+}
+
+test.before(async () => {
+    mkdirSync(join(ws, '.vscode'), { recursive: true });
+    mkdirSync(join(userData, 'User'), { recursive: true });
+    mkdirSync(join(work, 'tmp'));
+    copyFileSync('tests/vscode/hot.c', join(ws, 'hot.c'));
+    writeFileSync(join(ws, 'bad.c'), 'int main(void)\n{\n    return undefined_thing;\n}\n');
+    writeFileSync(join(ws, '.vscode/settings.json'), JSON.stringify({ 'kestrel.path': KESTREL }));
+    writeFileSync(join(userData, 'User/settings.json'), JSON.stringify({
+        'workbench.startupEditor': 'none', 'security.workspace.trust.enabled': false,
+        'telemetry.telemetryLevel': 'off', 'extensions.autoCheckUpdates': false, 'workbench.tips.enabled': false,
+    }));
+    const inst = spawnSync(process.execPath, [entry, '--user-data-dir', userData, '--extensions-dir', extDir,
+        '--install-extension', resolve('build/editors/kestrel-profiler.vsix')], { encoding: 'utf8', timeout: 120000 });
+    assert.equal(inst.status, 0, 'code-server --install-extension: ' + inst.stdout + inst.stderr);
+    const port = await freePort();
+    server = spawn(process.execPath, [entry, '--auth', 'none', '--bind-addr', '127.0.0.1:' + port, '--disable-telemetry',
+        '--disable-update-check', '--disable-workspace-trust', '--user-data-dir', userData, '--extensions-dir', extDir, ws],
+        /* Its own group, so that the workbench's children end with it; its own TMPDIR,
+         * where the extension writes the runs' exports. */
+        { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, TMPDIR: join(work, 'tmp') } });
+    server.stdout.on('data', (b) => { serverLog += b; });
+    server.stderr.on('data', (b) => { serverLog += b; });
+    await until('code-server to listen', () => fetch('http://127.0.0.1:' + port + '/healthz').then((r) => r.ok));
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true,
+        args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'] });
+    page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+    await page.goto('http://127.0.0.1:' + port + '/?folder=' + encodeURIComponent(ws));
+    await page.waitForSelector('.monaco-workbench', { timeout: 120000 });
+    await page.waitForSelector('.explorer-folders-view, .explorer-viewlet', { timeout: 120000 }).catch(() => {});
+});
+
+test.after(async () => {
+    if (browser) await browser.close();
+    if (server) try { process.kill(-server.pid, 'SIGTERM'); } catch { /* gone */ }
+    rmSync(work, { recursive: true, force: true });
+});
+
+async function openFile(name) {
+    await page.keyboard.press('Control+P');
+    await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
+    await page.keyboard.type(name);
+    await until('quick open to list ' + name, () => page.$('.quick-input-list .monaco-list-row'));
+    await page.keyboard.press('Enter');
+    /* The editor of that file has focus (there may be two groups: the flame graph's). */
+    await until(name + ' focused in the editor', () => page.$$eval('.tabs-container .tab.active',
+        (tabs, n) => tabs.some((t) => t.textContent.includes(n) && t.closest('.editor-group-container.active')), name));
+}
+
+async function runCommand(title) {
+    await page.keyboard.press('F1');
+    await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
+    await page.keyboard.type(title);
+    await until('the command palette to offer ' + title, () => page.$$eval('.quick-input-list .monaco-list-row', (rows, t) =>
+        rows.some((r) => r.textContent.includes(t)), title));
+    await page.keyboard.press('Enter');
+}
+
+/* The webview's inner frame is the one that runs the viewer. */
+const viewerFrame = () => until('the flame graph webview', async () => {
+    for (const f of page.frames()) if (await f.evaluate(() => !!window.kestrelViewer).catch(() => false)) return f;
+    return null;
+}, 180000);
+
+const cursorLine = () => page.$eval('.statusbar [id="status.editor.selection"]', (e) => e.textContent).then((t) => +/Ln (\d+)/.exec(t)[1]);
+
+test('Profile Current File: the flame graph, a tooltip, click-to-source, the heat of the hot lines', async () => {
+    await openFile('hot.c');
+    await runCommand('Kestrel: Profile Current File');
+    const frame = await viewerFrame();
+    const boxes = await until('hot_loop drawn', () => frame.evaluate(() => {
+        const b = window.kestrelViewer.boxes('hot_loop');
+        return b.length && b[0].w > 20 ? b : null;
+    }));
+    const b = boxes[0];
+    // Drawn: hot_loop's box is coloured, unlike the empty canvas below the graph.
+    const px = await frame.evaluate(({ x, y }) => {
+        const c = document.getElementById('flame'), r = window.devicePixelRatio || 1, g = c.getContext('2d');
+        const at = (u, v) => [...g.getImageData(Math.floor(u * r), Math.floor(v * r), 1, 1).data];
+        return { box: at(x, y), empty: at(4, c.clientHeight - 4) };
+    }, { x: b.x + 1.5, y: b.y + 1.5 });
+    assert.notDeepEqual(px.box, px.empty, 'hot_loop box is drawn: ' + JSON.stringify(px));
+    const cb = await frame.locator('#flame').boundingBox(); /* in page coordinates */
+    const at = { x: cb.x + b.x + Math.min(b.w / 2, 40), y: cb.y + b.y + b.h / 2 };
+    await page.mouse.move(at.x, at.y);
+    const tip = await until('the tooltip', () => frame.$eval('#tooltip', (t) => (!t.hidden && t.textContent) || null));
+    assert.match(tip, /hot_loop/);
+    assert.match(tip, /±/);
+    // Click-to-source: the editor moves to the line the viewer gives for hot_loop.
+    await page.mouse.click(at.x, at.y);
+    const loc = await until('the frame details', () => frame.$eval('#details .loc', (e) => e.textContent));
+    const want = +/hot\.c:(\d+)$/.exec(loc)[1];
+    const first = lineOf('tests/vscode/hot.c', 'static void hot_loop'), last = lineOf('tests/vscode/hot.c', 'sink += i * 0.5') + 1;
+    assert.ok(want >= first && want <= last, 'the viewer puts hot_loop at hot.c:' + want);
+    await until('the editor at hot.c:' + want, async () => (await cursorLine()) === want, 30000);
+    // The heat: after-line decorations on the loop bodies, with share and samples.
+    const heat = await until('heat decorations', () => page.evaluate(() => {
+        const out = [];
+        for (const line of document.querySelectorAll('.editor-instance .view-line')) {
+            for (const el of line.querySelectorAll('span')) {
+                const c = getComputedStyle(el, '::after').content;
+                if (c && /% · \d+ samples?/.test(c)) out.push({ code: line.textContent.replace(/\u00a0/g, ' '), heat: c });
+            }
+        }
+        return out.length >= 2 ? out : null;
+    }));
+    const hot = heat.find((h) => h.code.includes('sink += i * 0.5'));
+    const cold = heat.find((h) => h.code.includes('sink -= i * 0.25'));
+    assert.ok(hot && cold, 'heat on both loop bodies: ' + JSON.stringify(heat));
+    const share = (h) => parseFloat(/([\d.]+)%/.exec(h.heat)[1]);
+    assert.ok(share(hot) > share(cold), 'hot_loop hotter than cold_loop: ' + JSON.stringify(heat));
+    // The status bar: samples, rate, running share.
+    const status = await page.$$eval('.statusbar-item', (els) => els.map((e) => e.textContent).find((t) => /kestrel: \d+ samples/.test(t)));
+    assert.match(status, /kestrel: \d+ samples · \d+ Hz · running [\d.]+%/);
+});
+
+test('a file that does not compile: a notification with the compiler message', async () => {
+    await openFile('bad.c');
+    await runCommand('Kestrel: Profile Current File');
+    const note = await until('the error notification', () => page.$$eval('.notifications-toasts .notification-list-item-message',
+        (els) => els.map((e) => e.textContent).find((t) => t.includes('does not compile')) || null), 90000);
+    assert.match(note, /bad\.c:3:\d+: error: use of undeclared identifier 'undefined_thing'/);
+});
