@@ -1,8 +1,10 @@
 // The packaged extension (build/editors/kestrel-profiler.vsix) installed into code-server
 // and used as a user would: open a C file, run Kestrel: Profile Current File from the
 // command palette, then look at the flame graph in the webview (hot_loop drawn, a hover
-// tooltip, a click moving the editor to hot_loop's line), the heat after the hot lines,
-// and a file that does not compile giving a notification with the compiler's message.
+// tooltip, a click moving the editor to hot_loop's line), the heat after the hot lines
+// and its moving with an edit, Clear Heat, Record Command… of a typed command line, and
+// a file that does not compile giving a notification with the compiler's message. A
+// wait that times out leaves a screenshot in build/test-logs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -26,7 +28,7 @@ async function until(what, f, ms = 60000) {
     for (;;) {
         const v = await f().catch(() => null);
         if (v) return v;
-        if (Date.now() > end) throw new Error('timed out waiting for ' + what);
+        if (Date.now() > end) { if (page) await page.screenshot({ path: 'build/test-logs/vscode-editor-timeout.png' }).catch(() => {}); throw new Error('timed out waiting for ' + what); }
         await new Promise((r) => setTimeout(r, 250));
     }
 }
@@ -72,7 +74,9 @@ async function openFile(name) {
     await page.keyboard.press('Control+P');
     await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
     await page.keyboard.type(name);
-    await until('quick open to list ' + name, () => page.$('.quick-input-list .monaco-list-row'));
+    /* Enter opens the focused row: wait until that is the file, not a recent one. */
+    await until('quick open to offer ' + name, () => page.$$eval('.quick-input-list .monaco-list-row.focused',
+        (rows, n) => rows.some((r) => r.textContent.includes(n)), name));
     await page.keyboard.press('Enter');
     /* The editor of that file has focus (there may be two groups: the flame graph's). */
     await until(name + ' focused in the editor', () => page.$$eval('.tabs-container .tab.active',
@@ -95,6 +99,19 @@ const viewerFrame = () => until('the flame graph webview', async () => {
 }, 180000);
 
 const cursorLine = () => page.$eval('.statusbar [id="status.editor.selection"]', (e) => e.textContent).then((t) => +/Ln (\d+)/.exec(t)[1]);
+
+/* The after-line decorations the editor shows: VS Code draws their text as the
+ * ::after content of a span in the line, so it is read from the computed style. */
+const heatShown = (atLeast) => page.evaluate((n) => {
+    const out = [];
+    for (const line of document.querySelectorAll('.editor-group-container.active .editor-instance .view-line')) {
+        for (const el of line.querySelectorAll('span')) {
+            const c = getComputedStyle(el, '::after').content;
+            if (c && /% · \d+ samples?/.test(c)) out.push({ code: line.textContent.replace(/\u00a0/g, ' '), heat: c, top: parseFloat(line.style.top) });
+        }
+    }
+    return out.length >= n ? out : null;
+}, atLeast);
 
 test('Profile Current File: the flame graph, a tooltip, click-to-source, the heat of the hot lines', async () => {
     await openFile('hot.c');
@@ -126,16 +143,7 @@ test('Profile Current File: the flame graph, a tooltip, click-to-source, the hea
     assert.ok(want >= first && want <= last, 'the viewer puts hot_loop at hot.c:' + want);
     await until('the editor at hot.c:' + want, async () => (await cursorLine()) === want, 30000);
     // The heat: after-line decorations on the loop bodies, with share and samples.
-    const heat = await until('heat decorations', () => page.evaluate(() => {
-        const out = [];
-        for (const line of document.querySelectorAll('.editor-instance .view-line')) {
-            for (const el of line.querySelectorAll('span')) {
-                const c = getComputedStyle(el, '::after').content;
-                if (c && /% · \d+ samples?/.test(c)) out.push({ code: line.textContent.replace(/\u00a0/g, ' '), heat: c });
-            }
-        }
-        return out.length >= 2 ? out : null;
-    }));
+    const heat = await until('heat decorations', () => heatShown(2));
     const hot = heat.find((h) => h.code.includes('sink += i * 0.5'));
     const cold = heat.find((h) => h.code.includes('sink -= i * 0.25'));
     assert.ok(hot && cold, 'heat on both loop bodies: ' + JSON.stringify(heat));
@@ -144,6 +152,44 @@ test('Profile Current File: the flame graph, a tooltip, click-to-source, the hea
     // The status bar: samples, rate, running share.
     const status = await page.$$eval('.statusbar-item', (els) => els.map((e) => e.textContent).find((t) => /kestrel: \d+ samples/.test(t)));
     assert.match(status, /kestrel: \d+ samples · \d+ Hz · running [\d.]+%/);
+});
+
+test('the heat follows an edit above it, Clear Heat removes it, Record Command… brings it back', async () => {
+    await openFile('hot.c');
+    const before = await until('heat decorations', () => heatShown(2));
+    const hotBefore = before.find((h) => h.code.includes('sink += i * 0.5'));
+    // Two lines inserted at the top of the file: the heat moves down with its line.
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Enter');
+    const after = await until('the heat to move', async () => {
+        const h = await heatShown(2);
+        const hot = h && h.find((x) => x.code.includes('sink += i * 0.5'));
+        return hot && hot.top > hotBefore.top ? h : null;
+    }, 20000);
+    const hotAfter = after.find((h) => h.code.includes('sink += i * 0.5'));
+    assert.equal(hotAfter.heat, hotBefore.heat);
+    assert.equal(after.length, before.length, 'as many lines hot as before: ' + JSON.stringify(after));
+    for (const b of before) assert.ok(after.some((a) => a.code === b.code && a.heat === b.heat), 'moved with its line: ' + JSON.stringify([b, after]));
+    await page.keyboard.press('Control+Z');
+    await page.keyboard.press('Control+Z');
+    await runCommand('Kestrel: Clear Heat');
+    await until('the heat to go', async () => (await heatShown(1)) === null, 20000);
+    // Record Command…: a command line typed in, the program compiled beforehand.
+    const prog = join(work, 'hot-prog');
+    const cc = spawnSync('cc', ['-O2', '-g', '-fno-omit-frame-pointer', '-o', prog, join(ws, 'hot.c')], { encoding: 'utf8' });
+    assert.equal(cc.status, 0, cc.stderr);
+    await runCommand('Kestrel: Record Command…');
+    await until('the choice of task or command line', () => page.$$eval('.quick-input-list .monaco-list-row',
+        (rows) => rows.some((r) => r.textContent.includes('Type a command line'))));
+    await page.keyboard.press('Enter');
+    await until('the command line box', () => page.$$eval('.quick-input-widget .quick-input-message, .quick-input-widget',
+        (els) => els.some((e) => e.textContent.includes('run without a shell'))));
+    await page.keyboard.type(prog);
+    await page.keyboard.press('Enter');
+    await openFile('hot.c');
+    const again = await until('heat from the recorded run', () => heatShown(2), 120000);
+    assert.ok(again.some((h) => h.code.includes('sink += i * 0.5')), JSON.stringify(again));
 });
 
 test('a file that does not compile: a notification with the compiler message', async () => {
