@@ -74,9 +74,4 @@ for dir in web tests/consumers editors/vscode; do
   fi
 done
 
-# code-server for the extension's editor test, once, into its cache (minutes the first
-# time: VS Code's native modules build from source).
-if [ "${1:-}" != "--bench" ]; then
-  scripts/code-server.sh >/dev/null || exit 1
-fi
 exit 0

@@ -8,7 +8,13 @@ VSCODE_SRCS := $(addprefix $(VSCODE_DIR)/,package.json package-lock.json tsconfi
                $(wildcard $(VSCODE_DIR)/src/*.ts $(VSCODE_DIR)/media/*.js $(VSCODE_DIR)/scripts/*.mjs) \
                web/viewer.html $(wildcard web/*.css web/*.js)
 TESTS     += tests/vscode/test_unit.sh tests/vscode/test_vsix.sh tests/vscode/test_editor.sh
-TEST_DEPS += $(VSCODE_VSIX) $(KESTREL)
+TEST_DEPS += $(VSCODE_VSIX) $(KESTREL) code-server
+
+# code-server for the editor test, once, into its cache (minutes the first time: VS
+# Code's native modules build from source; scripts/deps.sh installs what they need).
+.PHONY: code-server
+code-server:
+	@scripts/code-server.sh >/dev/null
 
 $(VSCODE_VSIX): $(VSCODE_SRCS)
 	@mkdir -p $(@D)
