@@ -47,6 +47,7 @@ int cli_static_program(const char *name);
 struct record_options {
     const char *hz;            /* -F; NULL: the runtime's default */
     const char *engine;        /* --engine auto|perf|signal; NULL: auto */
+    const char *unwind;        /* --unwind auto|cfi|fp; NULL: auto */
     int heap;                  /* --heap given */
     const char *heap_path;     /* --heap=PATH; NULL: <stem>.heap.<pid>.raw.pb.gz */
     const char *heap_interval; /* --heap-interval=BYTES; NULL: the runtime's default */

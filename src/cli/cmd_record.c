@@ -16,7 +16,8 @@
 #include "cli/commands.h"
 
 static const char usage[] =
-    "usage: kestrel record [-F HZ] [--engine auto|perf|signal] [--heap[=PATH]]\n"
+    "usage: kestrel record [-F HZ] [--engine auto|perf|signal] [--unwind auto|cfi|fp]\n"
+    "                      [--heap[=PATH]]\n"
     "                      [--heap-interval=BYTES] [-o STEM] [--binary PATH]\n"
     "                      [--state STATE] [--http=ADDR] [--wide] -- PROGRAM [ARGS]\n"
     "\n"
@@ -28,6 +29,10 @@ static const char usage[] =
     "  -F HZ                  CPU sampling rate (the runtime clamps it to 10..10000;\n"
     "                         default 997)\n"
     "  --engine ENGINE        auto (default: perf where allowed, else signal), perf, signal\n"
+    "  --unwind MODE          how stacks are walked: auto (default: the images' CFI, the\n"
+    "                         frame pointer where CFI cannot take a step), cfi (CFI\n"
+    "                         only; frame pointers only in images without CFI), fp\n"
+    "                         (frame pointers only)\n"
     "  --heap[=PATH]          also profile the heap; the runtime writes PATH (default\n"
     "                         STEM.heap.<pid>.raw.pb.gz) and kestrel the heap exports\n"
     "                         STEM.heap.* and report\n"
@@ -56,6 +61,7 @@ static int positive_int(const char *s)
 int record_parse(int argc, char **argv, const char *cmd, struct record_options *o)
 {
     static const struct option longopts[] = {{"engine", required_argument, 0, 'e'},
+                                             {"unwind", required_argument, 0, 'u'},
                                              {"heap", optional_argument, 0, 'H'},
                                              {"heap-interval", required_argument, 0, 'i'},
                                              {"output", required_argument, 0, 'o'},
@@ -78,6 +84,9 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
             break;
         case 'e':
             o->engine = optarg;
+            break;
+        case 'u':
+            o->unwind = optarg;
             break;
         case 'H':
             o->heap = 1, o->heap_path = optarg;
@@ -113,6 +122,9 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
     if (o->engine && strcmp(o->engine, "auto") && strcmp(o->engine, "perf") &&
         strcmp(o->engine, "signal"))
         return cli_usage_error(cmd, "--engine is auto, perf or signal, not \"%s\"", o->engine), -1;
+    if (o->unwind && strcmp(o->unwind, "auto") && strcmp(o->unwind, "cfi") &&
+        strcmp(o->unwind, "fp"))
+        return cli_usage_error(cmd, "--unwind is auto, cfi or fp, not \"%s\"", o->unwind), -1;
     if (o->heap_interval && !o->heap)
         return cli_usage_error(cmd, "--heap-interval needs --heap"), -1;
     if (o->heap_interval && !positive_int(o->heap_interval))
@@ -183,6 +195,7 @@ static void child(const struct record_options *o, char **argv, const char *lib, 
     setenv("KESTREL_PROFILE", raw, 1);
     if (o->hz) setenv("KESTREL_PROFILE_HZ", o->hz, 1);
     if (o->engine) setenv("KESTREL_PROFILE_ENGINE", o->engine, 1);
+    if (o->unwind) setenv("KESTREL_PROFILE_UNWIND", o->unwind, 1);
     if (heap) setenv("KESTREL_HEAP", heap, 1);
     if (o->heap_interval) setenv("KESTREL_HEAP_INTERVAL", o->heap_interval, 1);
     if (o->http) setenv("KESTREL_HTTP", o->http, 1);

@@ -5,7 +5,7 @@
  * its own stack into the thread's single-producer single-consumer ring, which the
  * sampler drains into the sink.
  *
- * Signal handlers: sig_handler() and what it calls — registry_self(), unwind_fp(),
+ * Signal handlers: sig_handler() and what it calls — registry_self(), uw_walk(),
  * blocking_deferred(), clock_gettime, atomics. No lock, no allocation, errno preserved.
  * Inside malloc: nothing. */
 #include "runtime/cpu/blocking.h"
@@ -19,6 +19,8 @@
 #include "runtime/unwind/unwind.h"
 #include "runtime/cpu/waitstack.h"
 #include "runtime/rtclock.h"
+#include "runtime/unwind/step.h"
+#include "runtime/unwind/table.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -33,6 +35,7 @@
 #define SIG_RING 4                    /* samples buffered per thread between two ticks */
 #define SIG_JITTER_PCT 30             /* deadlines jittered uniformly by +-30% */
 #define SIG_IMAGES_EVERY 128          /* ticks between two image refreshes */
+#define SIG_TABLES_EVERY 8            /* ticks between two looks for new unwind tables */
 #define SIG_FINAL_WAIT_NS 20000000ull /* how long stop() waits for signals in flight */
 
 struct sig_entry {
@@ -103,9 +106,11 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
             uint64_t pc, fp, sp;
             sig_regs((const ucontext_t *)ucv, &pc, &fp, &sp);
             enum unwind_stop stop = UNWIND_CUT_RANGE;
-            uint64_t lo = sp > s->stack_lo ? sp : s->stack_lo;
-            e->n = pc ? (uint16_t)unwind_fp(pc, fp, lo, s->stack_hi, 0, e->frames, UNWIND_MAX_DEPTH,
-                                            &stop)
+            /* The live stack, from the interrupted sp to the registered top. */
+            struct uw_stack m = {sp > s->stack_lo ? sp : s->stack_lo, s->stack_hi, 0};
+            struct uw_regs regs = {pc, sp, fp, 1};
+            e->n = pc ? (uint16_t)uw_walk(uw_mode_current(), regs, &m, e->frames,
+                                          UNWIND_MAX_DEPTH, &stop)
                       : 0;
             e->stop = (uint8_t)stop;
             e->t_ns = rt_clock_ns(CLOCK_MONOTONIC);
@@ -243,6 +248,10 @@ static void sig_final_drain(void)
 static void *sig_main(void *arg)
 {
     (void)arg;
+    /* The unwind tables, before the first tick: until they exist, walks take the
+     * frame pointer. */
+    int cfi = uw_mode_current() != UW_MODE_FP;
+    if (cfi) uw_tables_refresh();
     uint64_t next = rt_clock_ns(CLOCK_MONOTONIC);
     unsigned ticks = 0;
     while (!atomic_load(&sig_stopping)) {
@@ -255,6 +264,7 @@ static void *sig_main(void *arg)
             ;
         sig_tick(next);
         if (++ticks % SIG_IMAGES_EVERY == 0) images_refresh();
+        if (cfi && ticks % SIG_TABLES_EVERY == 0) uw_tables_refresh();
     }
     sig_final_drain();
     images_refresh();

@@ -8,6 +8,8 @@
 #include "runtime/rtmem.h"
 #include "runtime/outfile.h"
 #include "runtime/cpu/sink.h"
+#include "runtime/unwind/step.h"
+#include "runtime/unwind/table.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -359,6 +361,22 @@ static void rj_document(struct rj *w, const struct rawjson_meta *m)
     rj_s(w, ",\"requested_hz\":"), rj_u(w, m->requested_hz);
     rj_s(w, ",\"engine\":"), rj_str(w, m->engine);
     if (m->engine_fallback) rj_s(w, ",\"engine_fallback\":"), rj_str(w, m->engine_fallback);
+    rj_s(w, ",\"unwind\":"), rj_str(w, uw_mode_name(uw_mode_current()));
+    {
+        struct uw_table_stats t;
+        uw_table_stats(&t);
+        rj_s(w, ",\"unwind_tables\":{\"images\":"), rj_u(w, t.images);
+        rj_s(w, ",\"images_without_cfi\":"), rj_u(w, t.images_nocfi);
+        rj_s(w, ",\"images_past_limit\":"), rj_u(w, t.images_over);
+        rj_s(w, ",\"rows\":"), rj_u(w, t.rows);
+        rj_s(w, ",\"bytes\":"), rj_u(w, t.bytes);
+        rj_s(w, ",\"bytes_limit\":"), rj_u(w, UW_TABLE_BYTES_MAX);
+        rj_s(w, ",\"fdes\":"), rj_u(w, t.fdes);
+        rj_s(w, ",\"fdes_rejected\":"), rj_u(w, t.fdes_bad);
+        rj_s(w, ",\"rows_not_evaluated\":"), rj_u(w, t.rows_unsupported);
+        rj_s(w, ",\"reused\":"), rj_u(w, t.reused);
+        rj_s(w, "}");
+    }
     if (m->n_engine_stats) {
         rj_s(w, ",\"engine_stats\":{");
         for (size_t i = 0; i < m->n_engine_stats; i++) {

@@ -1,0 +1,181 @@
+/* step.c — one walker over CFI rows and frame pointers (step.h).
+ *
+ * Signal handlers: uw_walk() and the static functions it calls: loads from the stack
+ * only after a bounds check, reads of published tables (uw_table_find, uw_image_row),
+ * nothing else. Inside malloc: the same. uw_mode_parse() and uw_mode_name() run
+ * anywhere. */
+#include "runtime/unwind/step.h"
+#include "runtime/unwind/table.h"
+
+#include <string.h>
+
+int uw_mode_parse(const char *s)
+{
+    if (!s) return -1;
+    if (strcmp(s, "auto") == 0) return UW_MODE_AUTO;
+    if (strcmp(s, "fp") == 0) return UW_MODE_FP;
+    if (strcmp(s, "cfi") == 0) return UW_MODE_CFI;
+    return -1;
+}
+
+const char *uw_mode_name(int mode)
+{
+    return mode == UW_MODE_FP ? "fp" : mode == UW_MODE_CFI ? "cfi" : "auto";
+}
+
+/* One checked load: inside [lo, hi), 8-byte aligned. */
+static int ld(const struct uw_stack *m, uint64_t a, uint64_t *v)
+{
+    if ((a & 7) || a < m->lo || a > m->hi - 8 || m->hi < 8) return 0;
+    memcpy(v, (const void *)(uintptr_t)(a + (uint64_t)m->bias), 8);
+    return 1;
+}
+
+enum step_result { STEP_OK = 0, STEP_STOP };
+
+/* The frame-pointer step: [rbp] = caller's rbp, [rbp+8] = return address; the record
+ * must sit at or above sp, inside the stack. */
+static int step_fp(const struct uw_stack *m, struct uw_regs *r, enum unwind_stop *stop)
+{
+    uint64_t fp = r->fp, next, ret;
+    if (fp == 0) {
+        *stop = UNWIND_END_ZERO;
+        return STEP_STOP;
+    }
+    if (fp & 7) {
+        *stop = UNWIND_CUT_ALIGN;
+        return STEP_STOP;
+    }
+    if (fp < r->sp || fp < m->lo) {
+        *stop = fp < m->lo ? UNWIND_CUT_RANGE : UNWIND_CUT_ORDER;
+        return STEP_STOP;
+    }
+    if (fp - r->sp > UNWIND_MAX_FRAME) {
+        *stop = UNWIND_CUT_FRAME;
+        return STEP_STOP;
+    }
+    if (!ld(m, fp, &next) || !ld(m, fp + 8, &ret)) {
+        *stop = UNWIND_END_TOP;
+        return STEP_STOP;
+    }
+    if (ret == 0) {
+        *stop = UNWIND_END_ZERO;
+        return STEP_STOP;
+    }
+    r->pc = ret;
+    r->sp = fp + 16;
+    r->fp = next;
+    r->interrupted = 0;
+    return STEP_OK;
+}
+
+/* The CFI step for one row. */
+static int step_row(const struct uw_stack *m, const struct cfi_row *row, struct uw_regs *r,
+                    enum unwind_stop *stop)
+{
+    uint64_t cfa, ra, fp = r->fp;
+    switch (row->kind) {
+    case CFI_CFA_SP: cfa = r->sp + (uint64_t)(int64_t)row->cfa_off; break;
+    case CFI_CFA_FP: cfa = r->fp + (uint64_t)(int64_t)row->cfa_off; break;
+    case CFI_CFA_DEREF_FP:
+        if (!ld(m, r->fp + (uint64_t)(int64_t)row->cfa_off, &cfa)) {
+            *stop = UNWIND_CUT_RANGE;
+            return STEP_STOP;
+        }
+        break;
+    case CFI_PLT:
+        cfa = r->sp + (uint64_t)(int64_t)row->cfa_off + ((r->pc & 15) >= (uint64_t)row->fp_off ? 8 : 0);
+        break;
+    case CFI_SIGNAL: {
+        uint64_t sp2, pc2, fp2 = r->fp;
+        if (!ld(m, r->sp + (uint64_t)(int64_t)row->cfa_off, &sp2) ||
+            !ld(m, r->sp + 8u * row->fp_rule, &pc2) ||
+            (row->fp_off >= 0 && !ld(m, r->sp + (uint64_t)(int64_t)row->fp_off, &fp2))) {
+            *stop = UNWIND_CUT_RANGE;
+            return STEP_STOP;
+        }
+        if (pc2 == 0) {
+            *stop = UNWIND_END_ZERO;
+            return STEP_STOP;
+        }
+        r->pc = pc2;
+        r->sp = sp2;
+        r->fp = fp2;
+        r->interrupted = 1;
+        return STEP_OK;
+    }
+    case CFI_END: *stop = UNWIND_END_CFI; return STEP_STOP;
+    default: *stop = UNWIND_CUT_RULE; return STEP_STOP;
+    }
+    /* The return address sits just below the CFA, so the CFA is above sp. */
+    if (cfa < r->sp + 8) {
+        *stop = UNWIND_CUT_ORDER;
+        return STEP_STOP;
+    }
+    if (cfa - r->sp > UNWIND_MAX_FRAME) {
+        *stop = UNWIND_CUT_FRAME;
+        return STEP_STOP;
+    }
+    if (!ld(m, cfa - 8, &ra)) {
+        *stop = cfa - 8 >= m->hi ? UNWIND_END_TOP : UNWIND_CUT_RANGE;
+        return STEP_STOP;
+    }
+    if (row->fp_rule == CFI_FP_AT_CFA) {
+        if (!ld(m, cfa + (uint64_t)(int64_t)row->fp_off, &fp)) {
+            *stop = UNWIND_CUT_RANGE;
+            return STEP_STOP;
+        }
+    } else if (row->fp_rule == CFI_FP_AT_FP) {
+        if (!ld(m, r->fp + (uint64_t)(int64_t)row->fp_off, &fp)) {
+            *stop = UNWIND_CUT_RANGE;
+            return STEP_STOP;
+        }
+    }
+    if (ra == 0) {
+        *stop = UNWIND_END_ZERO;
+        return STEP_STOP;
+    }
+    r->pc = ra;
+    r->sp = cfa;
+    r->fp = fp;
+    r->interrupted = 0;
+    return STEP_OK;
+}
+
+size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *out, size_t max,
+               enum unwind_stop *stop)
+{
+    if (max == 0) {
+        *stop = UNWIND_CUT_DEPTH;
+        return 0;
+    }
+    if (mode == UW_MODE_FP) {
+        uint64_t lo = r.sp > m->lo ? r.sp : m->lo;
+        return unwind_fp(r.pc, r.fp, lo, m->hi, m->bias, out, max, stop);
+    }
+    size_t n = 0;
+    out[n++] = r.pc;
+    for (;;) {
+        /* A return address is looked up one byte back: the call may be its function's
+         * last instruction (a call to a function that does not return). */
+        uint64_t at = r.interrupted ? r.pc : r.pc - 1;
+        const struct uw_image *im = uw_table_find(at);
+        const struct cfi_row *row = im ? uw_image_row(im, at) : NULL;
+        int rc;
+        if (!im && mode == UW_MODE_CFI && uw_tables_ready()) {
+            *stop = UNWIND_CUT_NO_CFI;
+            break;
+        }
+        if (row && (row->kind != CFI_UNSUPPORTED || mode == UW_MODE_CFI))
+            rc = step_row(m, row, &r, stop);
+        else
+            rc = step_fp(m, &r, stop);
+        if (rc != STEP_OK) break;
+        if (n == max) {
+            *stop = UNWIND_CUT_DEPTH;
+            break;
+        }
+        out[n++] = r.interrupted ? r.pc + 1 : r.pc;
+    }
+    return n;
+}

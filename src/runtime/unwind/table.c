@@ -1,0 +1,267 @@
+/* table.c — per-image unwind tables, built on the runtime's thread, searched anywhere
+ * (table.h).
+ *
+ * Signal handlers: uw_table_find(), uw_image_row() (atomic loads, reads of immutable
+ * published memory, no call out). Inside malloc: everything (rtmem, never malloc).
+ *
+ * Publication: a slot holds one atomic pointer to an immutable struct uw_image; a
+ * refresh stores a new pointer (release) into a free or retired slot, a reader loads
+ * it (acquire) once and reads only through it. Descriptors and rows are never freed,
+ * so a reader that loaded a pointer just before the image was retired reads memory
+ * that is still the runtime's. Tables are built inside dl_iterate_phdr's callback:
+ * the loader's lock is held, so the image cannot be unmapped while it is read. */
+#include "runtime/unwind/table.h"
+#include "runtime/rtmem.h"
+
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#define UW_KEY_MAX 256 /* bytes of an image's path kept to recognise it again */
+
+/* A built table and what identifies the file it came from. */
+struct uw_built {
+    char key[UW_KEY_MAX]; /* path */
+    uint64_t hdr_rel;     /* .eh_frame_hdr - slide */
+    uint64_t text_rel;    /* executable span - slide */
+    uint64_t text_size;
+    const struct cfi_row *rows;
+    uint32_t nrows;
+};
+
+static _Atomic(const struct uw_image *) uw_slots[UW_SLOTS];
+static _Atomic size_t uw_nslots; /* slots ever used */
+static struct uw_image *uw_descs; /* UW_DESCS, mapped on first refresh */
+static size_t uw_ndescs;
+static struct uw_built *uw_built; /* UW_DESCS */
+static size_t uw_nbuilt;
+static uint8_t uw_seen[UW_SLOTS];
+static struct uw_table_stats uw_st;
+static unsigned long long uw_adds = ~0ull, uw_subs = ~0ull;
+static pthread_mutex_t uw_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* ============================ readers ============================ */
+
+const struct uw_image *uw_table_find(uint64_t pc)
+{
+    size_t n = atomic_load_explicit(&uw_nslots, memory_order_acquire);
+    for (size_t i = 0; i < n; i++) {
+        const struct uw_image *im = atomic_load_explicit(&uw_slots[i], memory_order_acquire);
+        if (im && pc - im->lo < im->hi - im->lo) return im;
+    }
+    return NULL;
+}
+
+int uw_tables_ready(void)
+{
+    return atomic_load_explicit(&uw_nslots, memory_order_acquire) != 0;
+}
+
+const struct cfi_row *uw_image_row(const struct uw_image *im, uint64_t pc)
+{
+    if (!im->rows || pc < im->slide || pc - im->slide > UINT32_MAX) return NULL;
+    uint32_t loc = (uint32_t)(pc - im->slide);
+    size_t lo = 0, hi = im->nrows; /* the last row with row.loc <= loc */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (im->rows[mid].loc <= loc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) return NULL;
+    const struct cfi_row *r = &im->rows[lo - 1];
+    return r->kind == CFI_NONE ? NULL : r;
+}
+
+/* ============================ building ============================ */
+
+static const char *uw_path(const struct dl_phdr_info *info)
+{
+    return info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "(exe)";
+}
+
+/* Builds (or finds again) the rows of one image. NULL rows: no usable CFI. */
+static void uw_build(const struct dl_phdr_info *info, uint64_t text_lo, uint64_t text_hi,
+                     const struct cfi_row **rows, uint32_t *nrows)
+{
+    *rows = NULL;
+    *nrows = 0;
+    const ElfW(Phdr) *eh = NULL;
+    struct cfi_mem mem = {0};
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_GNU_EH_FRAME) eh = ph;
+        /* Readable and backed by the file (the vdso's memsz = filesz): reading cannot
+         * fault. */
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && mem.n < CFI_MEM_SPANS) {
+            mem.s[mem.n].lo = info->dlpi_addr + ph->p_vaddr;
+            mem.s[mem.n].hi = info->dlpi_addr + ph->p_vaddr + ph->p_filesz;
+            mem.n++;
+        }
+    }
+    if (!eh) {
+        uw_st.images_nocfi++;
+        return;
+    }
+    const char *path = uw_path(info);
+    uint64_t hdr = info->dlpi_addr + eh->p_vaddr;
+    for (size_t i = 0; i < uw_nbuilt; i++) {
+        const struct uw_built *b = &uw_built[i];
+        if (b->hdr_rel == eh->p_vaddr && b->text_rel == text_lo - info->dlpi_addr &&
+            b->text_size == text_hi - text_lo && strncmp(b->key, path, UW_KEY_MAX - 1) == 0) {
+            *rows = b->rows;
+            *nrows = b->nrows;
+            uw_st.reused++;
+            return;
+        }
+    }
+    if (uw_nbuilt == UW_DESCS) {
+        uw_st.images_over++;
+        return;
+    }
+    struct cfi_stats cs = {0};
+    long need = cfi_decode_image(&mem, hdr, info->dlpi_addr, NULL, 0, &cs);
+    if (need <= 0 || (uint64_t)need > UINT32_MAX) {
+        uw_st.images_nocfi++;
+        return;
+    }
+    size_t bytes = ((size_t)need * sizeof(struct cfi_row) + 4095) & ~(size_t)4095;
+    if (uw_st.bytes + bytes > UW_TABLE_BYTES_MAX) {
+        uw_st.images_over++;
+        return;
+    }
+    struct cfi_row *r = rtmem_alloc(bytes);
+    if (!r) {
+        uw_st.images_over++;
+        return;
+    }
+    memset(&cs, 0, sizeof(cs));
+    long got = cfi_decode_image(&mem, hdr, info->dlpi_addr, r, (size_t)need, &cs);
+    if (got < 0 || got > need) { /* cannot happen: the same bytes, read twice */
+        rtmem_free(r, bytes);
+        uw_st.images_nocfi++;
+        return;
+    }
+    uw_st.bytes += bytes;
+    uw_st.rows += (uint64_t)got;
+    uw_st.fdes += cs.fdes;
+    uw_st.fdes_bad += cs.bad;
+    uw_st.rows_unsupported += cs.unsupported;
+    uw_st.images++;
+    struct uw_built *b = &uw_built[uw_nbuilt++];
+    size_t pl = strnlen(path, UW_KEY_MAX - 1);
+    memcpy(b->key, path, pl);
+    b->key[pl] = 0;
+    b->hdr_rel = eh->p_vaddr;
+    b->text_rel = text_lo - info->dlpi_addr;
+    b->text_size = text_hi - text_lo;
+    b->rows = r;
+    b->nrows = (uint32_t)got;
+    *rows = r;
+    *nrows = (uint32_t)got;
+}
+
+static int uw_counters_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    unsigned long long *c = data;
+    if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) return 1;
+    c[0] = info->dlpi_adds;
+    c[1] = info->dlpi_subs;
+    return 1;
+}
+
+static int uw_visit_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            if (info->dlpi_addr + ph->p_vaddr < lo) lo = info->dlpi_addr + ph->p_vaddr;
+            if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+                hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+        }
+    }
+    if (hi <= lo) return 0;
+    size_t n = atomic_load_explicit(&uw_nslots, memory_order_relaxed);
+    for (size_t i = 0; i < n; i++) {
+        const struct uw_image *im = atomic_load_explicit(&uw_slots[i], memory_order_relaxed);
+        if (im && !uw_seen[i] && im->lo == lo && im->hi == hi && im->slide == info->dlpi_addr) {
+            uw_seen[i] = 1;
+            return 0;
+        }
+    }
+    size_t slot = n;
+    for (size_t i = 0; i < n; i++)
+        if (!atomic_load_explicit(&uw_slots[i], memory_order_relaxed)) {
+            slot = i;
+            break;
+        }
+    if (slot == UW_SLOTS || uw_ndescs == UW_DESCS) {
+        uw_st.images_over++;
+        return 0;
+    }
+    struct uw_image *d = &uw_descs[uw_ndescs++];
+    d->lo = lo;
+    d->hi = hi;
+    d->slide = info->dlpi_addr;
+    uw_build(info, lo, hi, &d->rows, &d->nrows);
+    uw_seen[slot] = 1;
+    atomic_store_explicit(&uw_slots[slot], d, memory_order_release);
+    if (slot == n) atomic_store_explicit(&uw_nslots, n + 1, memory_order_release);
+    return 0;
+}
+
+int uw_tables_refresh(void)
+{
+    unsigned long long c[2] = {0, 0};
+    pthread_mutex_lock(&uw_mu);
+    if (!uw_descs) {
+        uw_descs = rtmem_alloc(sizeof(struct uw_image) * UW_DESCS);
+        uw_built = rtmem_alloc(sizeof(struct uw_built) * UW_DESCS);
+        if (!uw_descs || !uw_built) {
+            rtmem_free(uw_descs, sizeof(struct uw_image) * UW_DESCS);
+            rtmem_free(uw_built, sizeof(struct uw_built) * UW_DESCS);
+            uw_descs = NULL;
+            uw_built = NULL;
+            pthread_mutex_unlock(&uw_mu);
+            return -12; /* -ENOMEM */
+        }
+    }
+    dl_iterate_phdr(uw_counters_cb, c);
+    if (c[0] != uw_adds || c[1] != uw_subs) {
+        size_t n = atomic_load_explicit(&uw_nslots, memory_order_relaxed);
+        memset(uw_seen, 0, sizeof(uw_seen));
+        dl_iterate_phdr(uw_visit_cb, NULL);
+        /* Images gone: their slots are cleared (the descriptors stay mapped). New
+         * slots taken this pass were marked seen. */
+        size_t n2 = atomic_load_explicit(&uw_nslots, memory_order_relaxed);
+        for (size_t i = 0; i < n2 && i < UW_SLOTS; i++)
+            if (!uw_seen[i]) atomic_store_explicit(&uw_slots[i], NULL, memory_order_release);
+        (void)n;
+        uw_adds = c[0];
+        uw_subs = c[1];
+    }
+    size_t live = 0, n = atomic_load_explicit(&uw_nslots, memory_order_relaxed);
+    for (size_t i = 0; i < n; i++)
+        if (atomic_load_explicit(&uw_slots[i], memory_order_relaxed)) live++;
+    pthread_mutex_unlock(&uw_mu);
+    return (int)live;
+}
+
+void uw_table_stats(struct uw_table_stats *out)
+{
+    pthread_mutex_lock(&uw_mu);
+    *out = uw_st;
+    pthread_mutex_unlock(&uw_mu);
+}
+
+void uw_tables_after_fork(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    uw_mu = fresh;
+}

@@ -1,0 +1,22 @@
+/* The shared-library half of prog_chain: each function calls into libc (qsort with a
+ * callback from the executable, memset) and makes no tail call, so the expected
+ * caller chains are fixed. */
+#include <stdlib.h>
+#include <string.h>
+
+#define KEEP() __asm__ volatile("" ::: "memory")
+
+__attribute__((noinline)) void lib_sort(int *v, size_t n, int (*cmp)(const void *, const void *))
+{
+    qsort(v, n, sizeof(int), cmp);
+    KEEP();
+}
+
+__attribute__((noinline)) void lib_fill(unsigned char *buf, size_t n, int c)
+{
+    for (int i = 0; i < 8; i++) {
+        memset(buf, c + i, n);
+        KEEP();
+    }
+    KEEP();
+}

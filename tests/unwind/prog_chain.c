@@ -1,0 +1,70 @@
+/* prog_chain SECONDS — spends its time in two known chains, on the main thread and on
+ * one more thread:
+ *   main|thread_main -> do_work -> lib_sort -> qsort -> ... -> cmp_ints
+ *   main|thread_main -> do_work -> lib_fill -> memset
+ * Built three ways by rules.mk (frame pointers; none; the library without them), so
+ * that a walk that cannot see through code without frame pointers loses callers. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define KEEP() __asm__ volatile("" ::: "memory")
+
+void lib_sort(int *v, size_t n, int (*cmp)(const void *, const void *));
+void lib_fill(unsigned char *buf, size_t n, int c);
+
+static volatile int sink;
+
+__attribute__((noinline)) static int cmp_ints(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    for (int i = 0; i < 20; i++) sink += i; /* time spent in the callback itself */
+    return (x > y) - (x < y);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) static void do_work(double seconds)
+{
+    enum { N = 20000, B = 1 << 20 };
+    int *v = malloc(N * sizeof(int));
+    unsigned char *buf = malloc(B);
+    unsigned seed = 1;
+    double end = now() + seconds;
+    while (now() < end) {
+        for (int i = 0; i < N; i++) v[i] = (int)(seed = seed * 1103515245u + 12345u);
+        lib_sort(v, N, cmp_ints);
+        KEEP();
+        lib_fill(buf, B, (int)seed);
+        KEEP();
+    }
+    free(v);
+    free(buf);
+    KEEP();
+}
+
+static double secs;
+
+__attribute__((noinline)) static void *thread_main(void *arg)
+{
+    (void)arg;
+    do_work(secs);
+    KEEP();
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    secs = argc > 1 ? atof(argv[1]) : 1.0;
+    pthread_t t;
+    if (pthread_create(&t, NULL, thread_main, NULL)) return 1;
+    do_work(secs);
+    KEEP();
+    pthread_join(t, NULL);
+    return 0;
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Whole stacks without frame pointers: prog_chain, built with frame pointers, without
+them, and mixed (the executable with, its library without), recorded by `kestrel
+record --unwind=cfi` with the signal engine. In every build, at least 99% of the
+samples have stacks that reach main or the thread's start function, and the samples
+in the qsort callback and in memset show their exact caller chains through libc and
+the library. The same program without frame pointers walked with --unwind=fp loses
+its callers (the check that the test can fail)."""
+import glob
+import json
+import os
+import subprocess
+import sys
+import shutil
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KESTREL = os.path.join(ROOT, "build", "bin", "kestrel")
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def record(build, mode, engine="signal"):
+    d = tempfile.mkdtemp(prefix="kestrel-uw-")
+    stem = os.path.join(d, "p")
+    exe = os.path.join(ROOT, "build", "tests", "unwind", build, "prog_chain")
+    p = subprocess.run([KESTREL, "record", "--engine", engine, "--unwind", mode, "-o", stem, "--",
+                        exe, "1.5"], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, "%s/%s: kestrel record exits 0 (%s)" % (build, mode, p.stderr[-300:]))
+    stacks = []
+    for line in open(stem + ".folded"):
+        st, n = line.rsplit(" ", 1)
+        stacks.append((st.split(";"), int(n)))
+    raw = json.load(open(glob.glob(stem + ".*.raw.json")[0]))
+    shutil.rmtree(d)
+    return stacks, raw
+
+
+def rooted(fr):
+    return "main" in fr or "thread_main" in fr
+
+
+def chain_ok(fr, leaf):
+    """root..., main|thread_main, do_work, lib_sort, *qsort*, msort_with_tmp..., cmp_ints
+    or ..., do_work, lib_fill, *memset*."""
+    if leaf == "cmp":
+        if fr[-1] != "cmp_ints":
+            return None
+        i = fr.index("lib_sort") if "lib_sort" in fr else -1
+        if i < 2 or fr[i - 1] != "do_work" or fr[i - 2] not in ("main", "thread_main"):
+            return False
+        mid = fr[i + 1:-1]
+        return bool(mid) and "qsort" in mid[0] and all("msort" in f or "qsort" in f for f in mid)
+    if "memset" not in fr[-1]:
+        return None
+    return len(fr) >= 4 and fr[-2] == "lib_fill" and fr[-3] == "do_work" and \
+        fr[-4] in ("main", "thread_main")
+
+
+for build in ("fp", "nofp", "mixed"):
+    stacks, raw = record(build, "cfi")
+    check(raw.get("unwind") == "cfi", "%s: the raw file says unwind cfi" % build)
+    on_cpu = [(fr, n) for fr, n in stacks if not any("futex" in f for f in fr)]
+    total = sum(n for _, n in on_cpu)
+    good = sum(n for fr, n in on_cpu if rooted(fr))
+    check(total > 500, "%s: %d on-CPU samples" % (build, total))
+    check(total and good >= 0.99 * total,
+          "%s: %d of %d samples (%.2f%%) reach main or thread_main" %
+          (build, good, total, 100.0 * good / max(total, 1)))
+    for leaf in ("cmp", "memset"):
+        res = [(chain_ok(fr, leaf), n) for fr, n in on_cpu]
+        n_all = sum(n for r, n in res if r is not None)
+        n_ok = sum(n for r, n in res if r)
+        check(n_all >= 20 and n_ok >= 0.99 * n_all,
+              "%s: %d of %d %s samples have the exact caller chain" % (build, n_ok, n_all, leaf))
+
+stacks, raw = record("nofp", "fp")
+total = sum(n for _, n in stacks)
+good = sum(n for fr, n in stacks if rooted(fr))
+check(good < 0.5 * total, "nofp with --unwind=fp: only %d of %d samples reach main (CFI is "
+      "what finds the callers)" % (good, total))
+
+if failures:
+    print("%d failed" % len(failures))
+    sys.exit(1)
+print("all passed")
