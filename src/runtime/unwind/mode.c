@@ -21,7 +21,8 @@ void uw_mode_set(int mode)
     atomic_store_explicit(&uw_mode_v, mode, memory_order_relaxed);
 }
 
-__attribute__((constructor)) static void uw_mode_init(void)
+/* Before the sessions' constructors, which start engines that read the mode. */
+__attribute__((constructor(101))) static void uw_mode_init(void)
 {
     const char *v = getenv("KESTREL_PROFILE_UNWIND");
     if (!v || !*v) return;
