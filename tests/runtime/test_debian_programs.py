@@ -26,7 +26,9 @@ cases = [
 ]
 for label, image, argv in cases:
     stem = os.path.join(d_, label)
-    env = dict(os.environ, KESTREL_PROFILE_ENGINE=ENGINE)
+    # Frame-pointer walks: what this checks is how kestrel reports the stacks a frame-
+    # pointer walk cannot complete (the default, CFI, completes them: tests/unwind).
+    env = dict(os.environ, KESTREL_PROFILE_ENGINE=ENGINE, KESTREL_PROFILE_UNWIND="fp")
     # The program's own output (gzip's compressed data) is of no interest: the report
     # is read again from the raw file below.
     p = subprocess.run([kestrel, "record", "-o", stem, "--"] + argv, env=env, timeout=300,

@@ -20,7 +20,9 @@ kestrel = os.path.join(BUILD, "bin", "kestrel")
 
 def record(name):
     stem = os.path.join(d_, name)
-    env = dict(os.environ, KESTREL_PROFILE_ENGINE=ENGINE)
+    # Frame-pointer walks: what this checks is how kestrel reports the stacks a frame-
+    # pointer walk cannot complete (the default, CFI, completes them: tests/unwind).
+    env = dict(os.environ, KESTREL_PROFILE_ENGINE=ENGINE, KESTREL_PROFILE_UNWIND="fp")
     p = subprocess.run([kestrel, "record", "--heap", "-o", stem, "--", prog(name), "1500"],
                        env=env, timeout=300, capture_output=True, text=True)
     c.check(p.returncode == 0, "%s: kestrel record exit %d: %s" % (name, p.returncode, p.stderr))
