@@ -5,6 +5,7 @@
  * lock because entries are only ever appended and the count is published after the
  * entry it covers (release/acquire). images_reset() runs only in a fork child. */
 #include "runtime/images.h"
+#include "runtime/loader_fork.h"
 #include "runtime/maps.h"
 #include "runtime/rtmem.h"
 
@@ -219,6 +220,12 @@ void images_build_id_hex(const struct image *im, char *out, size_t out_size)
         out[o++] = hex[im->build_id[i] & 15];
     }
     if (out_size) out[o < out_size ? o : out_size - 1] = 0;
+}
+
+/* fork: no fork inside a refresh (loader_fork.h). */
+__attribute__((constructor(101))) static void images_init(void)
+{
+    loader_fork_guard(&images_mu);
 }
 
 void images_reset(void)

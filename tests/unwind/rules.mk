@@ -28,3 +28,9 @@ $(BUILD)/tests/unwind/%/prog_chain: tests/unwind/prog_chain.c $(BUILD)/tests/unw
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(WARN) -g -O2 $(UW_EXEFLAGS) -pthread -o $@ $< -L$(@D) -lchain \
 	    -Wl,-rpath,'$$ORIGIN'
+
+UW_FORKEARLY := $(BUILD)/tests/unwind/prog_forkearly
+TEST_DEPS += $(UW_FORKEARLY)
+$(UW_FORKEARLY): tests/unwind/prog_forkearly.c
+	@mkdir -p $(@D)
+	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -o $@ $<

@@ -15,7 +15,6 @@
  * written by kestrel_profile_stop() and discarded if the process ends first. */
 #include "runtime/cpu/profile_state.h"
 #include "runtime/images.h"
-#include "runtime/unwind/table.h"
 #include "kestrel.h"
 #include "runtime/lifecycle.h"
 #include "runtime/cpu/rawjson.h"
@@ -238,7 +237,6 @@ static void prof_after_fork_child(void)
     registry_forget_after_fork();
     sink_forget_after_fork();
     images_reset();
-    uw_tables_after_fork();
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     prof_mu = fresh;
     profile_state_stopping();

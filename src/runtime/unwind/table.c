@@ -11,6 +11,7 @@
  * that is still the runtime's. Tables are built inside dl_iterate_phdr's callback:
  * the loader's lock is held, so the image cannot be unmapped while it is read. */
 #include "runtime/unwind/table.h"
+#include "runtime/loader_fork.h"
 #include "runtime/rtmem.h"
 
 #include <elf.h>
@@ -260,8 +261,9 @@ void uw_table_stats(struct uw_table_stats *out)
     pthread_mutex_unlock(&uw_mu);
 }
 
-void uw_tables_after_fork(void)
+/* fork: no fork inside a build (loader_fork.h); the parent's tables stay valid in
+ * the child (the same mappings). */
+__attribute__((constructor(101))) static void uw_table_init(void)
 {
-    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-    uw_mu = fresh;
+    loader_fork_guard(&uw_mu);
 }

@@ -59,8 +59,4 @@ struct uw_table_stats {
     uint64_t reused;       /* mappings that found their table already built */
 };
 void uw_table_stats(struct uw_table_stats *out);
-
-/* In a fork child: the parent's tables stay valid (same mappings); the mutex is
- * made fresh. */
-void uw_tables_after_fork(void);
 #endif
