@@ -26,11 +26,13 @@ def run(env, what):
         return None
     c.check(p.returncode == 0, "%s: status %d, stderr %s" % (what, p.returncode, p.stderr[-300:]))
     out = p.stdout.split()
-    f = dict(zip(out[0:10:2], out[1:10:2])) if len(out) >= 10 else {}
+    f = dict(zip(out[0:12:2], out[1:12:2])) if len(out) >= 12 else {}
     c.check(int(f.get("alarms", 0)) > 100 and int(f.get("usr1", 0)) > 100,
             "%s: handlers ran: %s" % (what, p.stdout.strip()))
     c.check(f.get("segv") == "200", "%s: 200 siglongjmps: %s" % (what, p.stdout.strip()))
-    c.check(0 < int(f.get("usable", 0)) < 100,
+    # A sampled block of 24 bytes is in the profiler's region (a page): at 64 KiB
+    # between samples 100 blocks of 24 bytes hold one in about 27 runs, never many.
+    c.check(0 < int(f.get("usable", 0)) < 100 and int(f.get("large", 100)) <= 5,
             "%s: small blocks after the jumps are the allocator's: %s" % (what, p.stdout.strip()))
     c.check("handler kept" in p.stdout, "%s: sigaction reports the program's handlers" % what)
     return p
