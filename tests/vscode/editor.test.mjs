@@ -19,6 +19,7 @@ const work = mkdtempSync('/tmp/kestrel-vscode-test-');
 const ws = join(work, 'ws'), userData = join(work, 'user'), extDir = join(work, 'ext');
 const KESTREL = resolve('build/bin/kestrel');
 let server, browser, page, serverLog = '';
+const consoleErrors = [];
 
 const freePort = () => new Promise((ok) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => ok(p)); }); });
 const lineOf = (file, text) => readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes(text)) + 1;
@@ -59,6 +60,8 @@ test.before(async () => {
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true,
         args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'] });
     page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+    /* The webview's frames too: a Content-Security-Policy refusal is logged here. */
+    page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
     await page.goto('http://127.0.0.1:' + port + '/?folder=' + encodeURIComponent(ws));
     await page.waitForSelector('.monaco-workbench', { timeout: 120000 });
     await page.waitForSelector('.explorer-folders-view, .explorer-viewlet', { timeout: 120000 }).catch(() => {});
@@ -149,6 +152,20 @@ test('Profile Current File: the flame graph, a tooltip, click-to-source, the hea
     assert.ok(hot && cold, 'heat on both loop bodies: ' + JSON.stringify(heat));
     const share = (h) => parseFloat(/([\d.]+)%/.exec(h.heat)[1]);
     assert.ok(share(hot) > share(cold), 'hot_loop hotter than cold_loop: ' + JSON.stringify(heat));
+    // The viewer's own controls work inside the webview: Time Order redraws hot_loop,
+    // a search dims what does not match; nothing was refused by the webview's CSP.
+    await frame.selectOption('#view', 'time');
+    await until('hot_loop in Time Order', () => frame.evaluate(() => window.kestrelViewer.boxes('hot_loop').length > 0));
+    await frame.fill('#search', 'cold_loop');
+    const match = await until('the search result', () => frame.$eval('#match', (e) => e.textContent || null));
+    assert.match(match, /of the selection matches “cold_loop”/);
+    const refused = consoleErrors.filter((m) => /Content Security Policy|Refused to/i.test(m));
+    assert.deepEqual(refused, [], 'CSP refusals in the webview');
+    // The page itself saw no refusal (media/host.js listens from before the viewer's
+    // scripts); an inline style set as markup here is one, which shows it listens.
+    assert.deepEqual(await frame.evaluate(() => window.kestrelHost.violations), []);
+    await frame.evaluate(() => { document.body.insertAdjacentHTML('beforeend', '<div style="color: red">x</div>'); });
+    await until('the probe refused', () => frame.evaluate(() => window.kestrelHost.violations.length === 1));
     // The status bar: samples, rate, running share.
     const status = await page.$$eval('.statusbar-item', (els) => els.map((e) => e.textContent).find((t) => /kestrel: \d+ samples/.test(t)));
     assert.match(status, /kestrel: \d+ samples · \d+ Hz · running [\d.]+%/);
@@ -190,6 +207,22 @@ test('the heat follows an edit above it, Clear Heat removes it, Record Command�
     await openFile('hot.c');
     const again = await until('heat from the recorded run', () => heatShown(2), 120000);
     assert.ok(again.some((h) => h.code.includes('sink += i * 0.5')), JSON.stringify(again));
+});
+
+test('a run cancelled from its progress notification ends the program and says so', async () => {
+    writeFileSync(join(ws, 'endless.c'), 'int main(void)\n{\n    for (volatile unsigned long i = 0;; i++) {\n    }\n}\n');
+    await openFile('endless.c');
+    await runCommand('Kestrel: Profile Current File');
+    await until('the program to run', async () => spawnSync('pgrep', ['-x', 'endless']).status === 0, 60000);
+    const cancel = await until('the Cancel button', async () => {
+        for (const b of await page.$$('.notifications-toasts .monaco-button'))
+            if ((await b.textContent()).trim() === 'Cancel') return b;
+        return null;
+    });
+    await cancel.click();
+    await until('the cancelled notification', () => page.$$eval('.notifications-toasts .notification-list-item-message',
+        (els) => els.some((e) => e.textContent === 'kestrel: cancelled')), 30000);
+    await until('the program to end', async () => spawnSync('pgrep', ['-x', 'endless']).status === 1, 20000);
 });
 
 test('a file that does not compile: a notification with the compiler message', async () => {

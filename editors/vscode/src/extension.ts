@@ -225,6 +225,7 @@ function openFlameGraph(name: string, data: string, dirs: { profileDir: string; 
     });
     sourceHandler?.dispose();
     sourceHandler = p.webview.onDidReceiveMessage((m: { type?: string; file?: unknown; line?: unknown }) => {
+        if (m.type === 'cspViolation') out.appendLine('kestrel: the flame graph page refused ' + String((m as { what?: unknown }).what));
         if (m.type !== 'openSource' || typeof m.file !== 'string') return;
         void guard(() => openSource(m.file as string, typeof m.line === 'number' ? m.line : 0, dirs));
     });
