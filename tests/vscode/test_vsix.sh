@@ -18,7 +18,7 @@ cmds = {c["command"]: c["title"] for c in m["contributes"]["commands"]}
 check("the four commands", cmds == {"kestrel.profileCurrentFile": "Profile Current File", "kestrel.openProfile": "Open Profile…",
                                     "kestrel.recordCommand": "Record Command…", "kestrel.clearHeat": "Clear Heat"})
 props = m["contributes"]["configuration"]["properties"]
-check("the settings", sorted(props) == ["kestrel.compilerFlags", "kestrel.engine", "kestrel.heap", "kestrel.path", "kestrel.rate"])
+check("the settings", sorted(props) == ["kestrel.compilerFlags", "kestrel.engine", "kestrel.heap", "kestrel.path", "kestrel.rate", "kestrel.unwind"])
 check("main is packaged", "extension/" + m["main"].lstrip("./") in names)
 check("host script", "extension/media/host.js" in names)
 web = sorted(f for f in os.listdir("web") if f == "viewer.html" or f.endswith((".js", ".css")))

@@ -4,11 +4,13 @@ export interface Settings {
     path: string;
     rate: number;
     engine: string;
+    unwind: string;
     heap: boolean;
     compilerFlags: string[];
 }
 
 export const ENGINES = ['auto', 'perf', 'signal'];
+export const UNWINDS = ['auto', 'cfi', 'fp'];
 
 /* `get` reads one setting (vscode's WorkspaceConfiguration.get, or a test's object).
  * A value out of range is an error naming the setting, not silently replaced. */
@@ -16,6 +18,7 @@ export function readSettings(get: (key: string) => unknown): Settings {
     const path = get('path') ?? '';
     const rate = get('rate') ?? 997;
     const engine = get('engine') ?? 'auto';
+    const unwind = get('unwind') ?? 'auto';
     const heap = get('heap') ?? false;
     const flags = get('compilerFlags') ?? [];
     if (typeof path !== 'string') throw new Error('kestrel.path must be a string');
@@ -23,14 +26,16 @@ export function readSettings(get: (key: string) => unknown): Settings {
         throw new Error('kestrel.rate is ' + String(rate) + ': a whole number of Hz from 10 to 10000');
     if (typeof engine !== 'string' || !ENGINES.includes(engine))
         throw new Error('kestrel.engine is ' + String(engine) + ': one of ' + ENGINES.join(', '));
+    if (typeof unwind !== 'string' || !UNWINDS.includes(unwind))
+        throw new Error('kestrel.unwind is ' + String(unwind) + ': one of ' + UNWINDS.join(', '));
     if (typeof heap !== 'boolean') throw new Error('kestrel.heap must be true or false');
     if (!Array.isArray(flags) || flags.some((f) => typeof f !== 'string'))
         throw new Error('kestrel.compilerFlags must be a list of strings');
-    return { path, rate, engine, heap, compilerFlags: flags as string[] };
+    return { path, rate, engine, unwind, heap, compilerFlags: flags as string[] };
 }
 
 function recordOptions(s: Settings, stem: string): string[] {
-    const a = ['-F', String(s.rate), '--engine', s.engine];
+    const a = ['-F', String(s.rate), '--engine', s.engine, '--unwind', s.unwind];
     if (s.heap) a.push('--heap');
     a.push('-o', stem);
     return a;

@@ -8,28 +8,29 @@ const { classify } = require('../out/outcome.js');
 
 const of = (o) => (k) => o[k];
 
-test('defaults: kestrel on PATH, 997 Hz, auto engine, no heap, no flags', () => {
-    assert.deepEqual(readSettings(of({})), { path: '', rate: 997, engine: 'auto', heap: false, compilerFlags: [] });
+test('defaults: kestrel on PATH, 997 Hz, auto engine and unwinding, no heap, no flags', () => {
+    assert.deepEqual(readSettings(of({})), { path: '', rate: 997, engine: 'auto', unwind: 'auto', heap: false, compilerFlags: [] });
 });
 
 test('a setting out of range is an error naming it', () => {
     assert.throws(() => readSettings(of({ rate: 5 })), /kestrel\.rate is 5/);
     assert.throws(() => readSettings(of({ rate: 99.5 })), /kestrel\.rate/);
     assert.throws(() => readSettings(of({ engine: 'dwarf' })), /kestrel\.engine is dwarf: one of auto, perf, signal/);
+    assert.throws(() => readSettings(of({ unwind: 'dwarf' })), /kestrel\.unwind is dwarf: one of auto, cfi, fp/);
     assert.throws(() => readSettings(of({ compilerFlags: '-O1' })), /kestrel\.compilerFlags/);
 });
 
-test('kestrel run gets the rate, engine, heap and stem; compiler flags go in $CFLAGS', () => {
-    const s = readSettings(of({ rate: 1999, engine: 'signal', heap: true, compilerFlags: ['-O1', '-DN=3'] }));
+test('kestrel run gets the rate, engine, unwinding, heap and stem; compiler flags go in $CFLAGS', () => {
+    const s = readSettings(of({ rate: 1999, engine: 'signal', unwind: 'fp', heap: true, compilerFlags: ['-O1', '-DN=3'] }));
     assert.deepEqual(runCommand(s, '/ws/busy.c', '/tmp/k/busy'),
-        { args: ['run', '-F', '1999', '--engine', 'signal', '--heap', '-o', '/tmp/k/busy', '/ws/busy.c'], env: { CFLAGS: '-O1 -DN=3' } });
+        { args: ['run', '-F', '1999', '--engine', 'signal', '--unwind', 'fp', '--heap', '-o', '/tmp/k/busy', '/ws/busy.c'], env: { CFLAGS: '-O1 -DN=3' } });
     assert.deepEqual(runCommand(readSettings(of({})), 'a.c', 'a').env, {});
 });
 
 test('kestrel record puts the program after --', () => {
     const s = readSettings(of({}));
     assert.deepEqual(recordCommand(s, ['./app', '-x'], '/tmp/app').args,
-        ['record', '-F', '997', '--engine', 'auto', '-o', '/tmp/app', '--', './app', '-x']);
+        ['record', '-F', '997', '--engine', 'auto', '--unwind', 'auto', '-o', '/tmp/app', '--', './app', '-x']);
     assert.throws(() => recordCommand(s, [], 'x'), /no program/);
 });
 
