@@ -101,7 +101,8 @@ int cli_parse_state(const char *word, int *state)
     return 0;
 }
 
-int cli_report(const struct profile *p, const struct summary *s, int state, int wide)
+int cli_report(const struct profile *p, const struct summary *s, int state, int wide,
+               FILE *out, const char *out_name)
 {
     struct summary *only = NULL;
     if (state != SUMMARY_ALL_STATES && p->kind == PROFILE_CPU) {
@@ -111,11 +112,11 @@ int cli_report(const struct profile *p, const struct summary *s, int state, int 
             return -1;
         }
     }
-    int rc = report_write(p, only ? only : s, stdout,
-                          report_wants_colour(stdout) | (wide ? REPORT_WIDE : 0));
+    int rc = report_write(p, only ? only : s, out,
+                          report_wants_colour(out) | (wide ? REPORT_WIDE : 0));
     summary_free(only);
     if (rc) {
-        fprintf(stderr, "kestrel: stdout: write error\n");
+        fprintf(stderr, "kestrel: %s: write error\n", out_name);
         return -1;
     }
     return 0;

@@ -2,6 +2,8 @@
  * pipeline (read, symbolize, aggregate) and writing every export of FORMATS.md §3. */
 #ifndef KESTREL_CLI_H
 #define KESTREL_CLI_H
+#include <stdio.h>
+
 #include "analysis/model/profile.h"
 #include "analysis/aggregate/summary.h"
 
@@ -30,11 +32,12 @@ int cli_export_all(const struct profile *p, const struct summary *s, const char 
  * of the whole profile). NULL means all. Returns 0, or -1 for any other word. */
 int cli_parse_state(const char *word, int *state);
 
-/* Prints the terminal report to stdout, its table over the samples of `state` (a
- * CPU profile's; a heap profile has no states and is reported whole), with whole
- * function names when `wide`. s aggregates every sample, as the exports use it.
- * Returns 0 or -1. */
-int cli_report(const struct profile *p, const struct summary *s, int state, int wide);
+/* Prints the terminal report to out (named `out_name` in messages), its table over
+ * the samples of `state` (a CPU profile's; a heap profile has no states and is
+ * reported whole), with whole function names when `wide`. s aggregates every sample,
+ * as the exports use it. Returns 0 or -1. */
+int cli_report(const struct profile *p, const struct summary *s, int state, int wide,
+               FILE *out, const char *out_name);
 
 /* Usage errors: `kestrel <cmd>: <message>` and a pointer to --help; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -56,6 +59,7 @@ struct record_options {
     const char *state;         /* --state for the report; NULL: all */
     const char *http;          /* --http=ADDR: KESTREL_HTTP for the program; NULL: none */
     int wide;                  /* --wide: the report's names whole */
+    const char *report;        /* --report=PATH; NULL: the terminal, else stderr */
 };
 
 /* Parses record's options from argv[1..]; returns the index of PROGRAM, or -1 after

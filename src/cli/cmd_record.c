@@ -1,7 +1,9 @@
 /* kestrel record: runs a program under the runtime (LD_PRELOAD), passes its exit
  * status through, then symbolizes, writes every export of FORMATS.md §3 and prints
  * the report. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,14 +20,21 @@
 
 static const char usage[] =
     "usage: kestrel record [-F HZ] [--engine auto|perf|signal] [--unwind auto|cfi|fp]\n"
-    "                      [--heap[=PATH]]\n"
-    "                      [--heap-interval=BYTES] [-o STEM] [--binary PATH]\n"
-    "                      [--state STATE] [--http=ADDR] [--wide] -- PROGRAM [ARGS]\n"
+    "                      [--heap[=PATH]] [--heap-interval=BYTES] [-o STEM]\n"
+    "                      [--report=PATH] [--binary PATH] [--state STATE]\n"
+    "                      [--http=ADDR] [--wide] -- PROGRAM [ARGS]\n"
     "\n"
     "Runs PROGRAM with the kestrel runtime preloaded, passes its exit status through,\n"
     "then writes STEM.speedscope.json, STEM.cpuprofile, STEM.folded, STEM.profile.json,\n"
-    "STEM.pb.gz and STEM.html, and prints the report. The runtime's own raw profile is\n"
-    "kept as STEM.<pid>.raw.json (`kestrel report` reads it again).\n"
+    "STEM.pb.gz and STEM.html, and prints the report.\n"
+    "\n"
+    "PROGRAM's stdin, stdout and stderr are its own, untouched: the report goes to the\n"
+    "terminal (/dev/tty) when there is one, else to stderr, or to --report's file;\n"
+    "kestrel's messages go to stderr, each starting with \"kestrel:\".\n"
+    "Every process PROGRAM starts inherits the runtime (fork, exec, posix_spawn, shells,\n"
+    "build tools) and is profiled too, unless it clears its environment; each writes\n"
+    "its raw profile into the folder STEM.raw/ (`kestrel report STEM.raw` reads them\n"
+    "again).\n"
     "\n"
     "  -F HZ                  CPU sampling rate (the runtime clamps it to 10..10000;\n"
     "                         default 997)\n"
@@ -34,10 +44,11 @@ static const char usage[] =
     "                         only; frame pointers only in images without CFI), fp\n"
     "                         (frame pointers only)\n"
     "  --heap[=PATH]          also profile the heap; the runtime writes PATH (default\n"
-    "                         STEM.heap.<pid>.raw.pb.gz) and kestrel the heap exports\n"
+    "                         STEM.raw/<pid>.heap.pb.gz) and kestrel the heap exports\n"
     "                         STEM.heap.* and report\n"
     "  --heap-interval=BYTES  mean bytes between heap samples (needs --heap)\n"
     "  -o STEM                where the exports go (default: PROGRAM's base name)\n"
+    "  --report=PATH          write the report to PATH instead of the terminal\n"
     "  --binary PATH          the program's file if it is not where it ran from\n"
     "  --state STATE          which samples the report's top-10 counts: running\n"
     "                         (on-CPU), waiting (off-CPU) or all (the default); the\n"
@@ -69,6 +80,7 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
                                              {"state", required_argument, 0, 's'},
                                              {"http", required_argument, 0, 'W'},
                                              {"wide", no_argument, 0, 'w'},
+                                             {"report", required_argument, 0, 'r'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     int c;
@@ -106,6 +118,9 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
         case 'W':
             o->http = optarg;
             break;
+        case 'r':
+            o->report = optarg;
+            break;
         case 'w':
             o->wide = 1;
             break;
@@ -136,6 +151,7 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
                -1;
     if (o->heap_path && !*o->heap_path) return cli_usage_error(cmd, "--heap= needs a path"), -1;
     if (o->http && !*o->http) return cli_usage_error(cmd, "--http= needs HOST:PORT"), -1;
+    if (o->report && !*o->report) return cli_usage_error(cmd, "--report= needs a path"), -1;
     if (optind >= argc) return cli_usage_error(cmd, "no PROGRAM to run"), -1;
     return optind;
 }
@@ -159,24 +175,6 @@ static char *runtime_path(void)
     return lib;
 }
 
-/* s with every "%p" replaced by pid. */
-static char *expand_pid(const char *s, pid_t pid)
-{
-    size_t len = strlen(s) * 8 + 32, n = 0;
-    char *out = malloc(len);
-    if (!out) return NULL;
-    for (; *s; s++) {
-        if (s[0] == '%' && s[1] == 'p') {
-            n += (size_t)snprintf(out + n, len - n, "%d", (int)pid);
-            s++;
-        } else {
-            out[n++] = *s;
-        }
-    }
-    out[n] = 0;
-    return out;
-}
-
 static char *cat(const char *a, const char *b)
 {
     size_t len = strlen(a) + strlen(b) + 1;
@@ -185,8 +183,48 @@ static char *cat(const char *a, const char *b)
     return s;
 }
 
+/* path made absolute against the current directory: the runtime gets absolute paths,
+ * so a program that changes directory still writes where it was asked to. */
+static char *absolute(const char *path)
+{
+    if (path[0] == '/') return strdup(path);
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) return NULL;
+    size_t len = strlen(cwd) + strlen(path) + 2;
+    char *s = malloc(len);
+    if (s) snprintf(s, len, "%s/%s", cwd, path);
+    return s;
+}
+
+/* STEM.raw/, the folder of the runtime's files: made, or emptied of the files an
+ * earlier run of the same stem left there (kestrel's own names: <pid>.<...>), so that
+ * the report is of this run alone. */
+static int raw_folder(const char *dir)
+{
+    if (mkdir(dir, 0777) == 0) return 0;
+    int e = errno;
+    struct stat st;
+    if (e != EEXIST || stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "kestrel: %s: %s\n", dir, strerror(e == EEXIST ? ENOTDIR : e));
+        return -1;
+    }
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "kestrel: %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (de->d_name[0] >= '0' && de->d_name[0] <= '9') unlinkat(dirfd(d), de->d_name, 0);
+    closedir(d);
+    return 0;
+}
+
+/* In the child: sets the runtime's environment and execs the program. If the exec
+ * fails, its errno goes to the parent through `err` (closed by a successful exec),
+ * which says why in one line. */
 static void child(const struct record_options *o, char **argv, const char *lib, const char *raw,
-                  const char *heap)
+                  const char *heap, int err)
 {
     const char *old = getenv("LD_PRELOAD");
     char *preload = old && *old ? cat(lib, ":") : NULL;
@@ -201,7 +239,7 @@ static void child(const struct record_options *o, char **argv, const char *lib, 
     if (o->http) setenv("KESTREL_HTTP", o->http, 1);
     execvp(argv[0], argv);
     int e = errno;
-    fprintf(stderr, "kestrel: %s: %s\n", argv[0], strerror(e));
+    (void)!write(err, &e, sizeof e);
     _exit(e == ENOENT ? 127 : 126);
 }
 
@@ -213,17 +251,41 @@ static void forward(int sig)
     if (child_pid > 0) kill((pid_t)child_pid, sig);
 }
 
-/* Runs the program; returns its wait status, or -1 when it could not be started. */
+/* Runs the program; returns its wait status, or -1 when it could not be started
+ * (*exec_errno then says why, when its exec failed). */
 static int run_child(const struct record_options *o, char **argv, const char *lib, const char *raw,
-                     const char *heap, pid_t *pid)
+                     const char *heap, pid_t *pid, int *exec_errno)
 {
+    int err[2];
+    *exec_errno = 0;
+    if (pipe2(err, O_CLOEXEC)) {
+        fprintf(stderr, "kestrel: pipe: %s\n", strerror(errno));
+        return -1;
+    }
     fflush(NULL);
     *pid = fork();
     if (*pid < 0) {
         fprintf(stderr, "kestrel: fork: %s\n", strerror(errno));
+        close(err[0]);
+        close(err[1]);
         return -1;
     }
-    if (*pid == 0) child(o, argv, lib, raw, heap);
+    if (*pid == 0) {
+        close(err[0]);
+        child(o, argv, lib, raw, heap, err[1]);
+    }
+    close(err[1]);
+    ssize_t got;
+    while ((got = read(err[0], exec_errno, sizeof *exec_errno)) < 0 && errno == EINTR) {
+    }
+    close(err[0]);
+    if (got == (ssize_t)sizeof *exec_errno) {
+        int status;
+        while (waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        return -1;
+    }
+    *exec_errno = 0;
     child_pid = *pid;
     /* Like a shell, let ^C and ^\ reach the program alone: kestrel lives on to write
      * the profile of a program the user interrupted. */
@@ -260,8 +322,31 @@ static int pass_status(int status)
     return 128 + sig; /* a signal whose default is to be ignored */
 }
 
+/* Where the report goes: --report's file, else the terminal, else stderr; never the
+ * program's stdout, which may be a pipe or a file it writes. Opened after the run,
+ * so the program never inherits it. */
+static FILE *report_open(const struct record_options *o, const char **name)
+{
+    if (o->report) {
+        *name = o->report;
+        FILE *f = fopen(o->report, "w");
+        if (!f) fprintf(stderr, "kestrel: %s: %s\n", o->report, strerror(errno));
+        return f;
+    }
+    int fd = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (f) {
+        *name = "/dev/tty";
+        return f;
+    }
+    if (fd >= 0) close(fd);
+    *name = "stderr";
+    return stderr;
+}
+
 /* Reads, symbolizes, exports and reports one profile the runtime wrote. */
-static int analyse(const char *path, const char *stem, const struct record_options *o)
+static int analyse(const char *path, const char *stem, const struct record_options *o, FILE *out,
+                   const char *out_name)
 {
     struct cli_load_options lo = {.binary = o->binary};
     struct profile *p;
@@ -271,10 +356,106 @@ static int analyse(const char *path, const char *stem, const struct record_optio
     if (!failed) fprintf(stderr, "kestrel: wrote %s.*\n", stem);
     int state;
     cli_parse_state(o->state, &state); /* checked by record_parse */
-    failed += cli_report(p, s, state, o->wide) ? 1 : 0;
+    failed += cli_report(p, s, state, o->wide, out, out_name) ? 1 : 0;
     summary_free(s);
     profile_free(p);
     return failed ? -1 : 0;
+}
+
+/* Everything record_run names: the exports' stem as given, the runtime's paths
+ * absolute. */
+struct record_paths {
+    char *raw_dir;      /* <absolute stem>.raw */
+    char *raw_pattern;  /* <raw_dir>/%p.raw.json */
+    char *heap_pattern; /* --heap=PATH made absolute, or <raw_dir>/%p.heap.pb.gz; NULL */
+    char *heap_stem;    /* <stem>.heap */
+};
+
+static void paths_free(struct record_paths *r)
+{
+    free(r->raw_dir);
+    free(r->raw_pattern);
+    free(r->heap_pattern);
+    free(r->heap_stem);
+}
+
+static int paths_make(const struct record_options *o, const char *stem, struct record_paths *r)
+{
+    char *abs = absolute(stem);
+    r->raw_dir = abs ? cat(abs, ".raw") : NULL;
+    free(abs);
+    r->raw_pattern = r->raw_dir ? cat(r->raw_dir, "/%p.raw.json") : NULL;
+    r->heap_stem = cat(stem, ".heap");
+    if (o->heap)
+        r->heap_pattern = o->heap_path ? absolute(o->heap_path)
+                          : r->raw_dir ? cat(r->raw_dir, "/%p.heap.pb.gz")
+                                       : NULL;
+    if (!r->raw_pattern || !r->heap_stem || (o->heap && !r->heap_pattern)) {
+        fprintf(stderr, "kestrel: %s: %s\n", stem, strerror(errno ? errno : ENOMEM));
+        return -1;
+    }
+    return 0;
+}
+
+/* The file a pattern names for one pid ("%p" replaced). */
+static char *expand_pid(const char *s, pid_t pid)
+{
+    size_t len = strlen(s) * 8 + 32, n = 0;
+    char *out = malloc(len);
+    if (!out) return NULL;
+    for (; *s; s++) {
+        if (s[0] == '%' && s[1] == 'p') {
+            n += (size_t)snprintf(out + n, len - n, "%d", (int)pid);
+            s++;
+        } else {
+            out[n++] = *s;
+        }
+    }
+    out[n] = 0;
+    return out;
+}
+
+/* After the run: every profile the runtime left, exported and reported. */
+static int analyse_run(const struct record_options *o, const char *stem,
+                       const struct record_paths *r, pid_t pid, int status, const char *argv0)
+{
+    int failed = 0;
+    const char *out_name;
+    FILE *out = report_open(o, &out_name);
+    if (!out) return 1;
+    char *raw = expand_pid(r->raw_pattern, pid);
+    if (raw && access(raw, F_OK)) {
+        if (WIFSIGNALED(status))
+            fprintf(stderr, "kestrel: %s: the program left no profile (killed by SIG%s)\n", raw,
+                    sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
+        else if (cli_static_program(argv0))
+            fprintf(stderr,
+                    "kestrel: %s: the program left no profile: %s is statically linked, and "
+                    "preloading cannot reach a static program; build it dynamically linked "
+                    "(without -static) to profile it\n",
+                    raw, argv0);
+        else
+            fprintf(stderr, "kestrel: %s: the program left no profile\n", raw);
+        failed = 1;
+    } else if (!raw || analyse(raw, stem, o, out, out_name)) {
+        failed = 1;
+    }
+    free(raw);
+    char *heap = r->heap_pattern ? expand_pid(r->heap_pattern, pid) : NULL;
+    if (r->heap_pattern && (!heap || access(heap, F_OK))) {
+        fprintf(stderr, "kestrel: %s: the program left no heap profile\n",
+                heap ? heap : r->heap_pattern);
+        failed = 1;
+    } else if (heap) {
+        fputc('\n', out);
+        if (analyse(heap, r->heap_stem, o, out, out_name)) failed = 1;
+    }
+    free(heap);
+    if (out != stderr && fclose(out)) {
+        fprintf(stderr, "kestrel: %s: %s\n", out_name, strerror(errno));
+        failed = 1;
+    }
+    return failed;
 }
 
 int record_run(const struct record_options *o, char **argv)
@@ -302,50 +483,19 @@ int record_run(const struct record_options *o, char **argv)
         return 1;
     }
     free(dir);
-    char *raw_pattern = cat(stem, ".%p.raw.json");
-    char *heap_stem = cat(stem, ".heap");
-    char *heap_pattern =
-        o->heap ? (o->heap_path ? strdup(o->heap_path) : cat(stem, ".heap.%p.raw.pb.gz")) : NULL;
+    struct record_paths r = {0};
     pid_t pid = 0;
-    int status = raw_pattern && heap_stem && (!o->heap || heap_pattern)
-                     ? run_child(o, argv, lib, raw_pattern, heap_pattern, &pid)
-                     : -1;
-    int failed = status == -1;
-    if (!failed) {
-        char *raw = expand_pid(raw_pattern, pid);
-        if (raw && access(raw, F_OK)) {
-            if (WIFSIGNALED(status))
-                fprintf(stderr, "kestrel: %s: the program left no profile (killed by SIG%s)\n",
-                        raw, sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
-            else if (cli_static_program(argv[0]))
-                fprintf(stderr,
-                        "kestrel: %s: the program left no profile: %s is statically linked, and "
-                        "preloading cannot reach a static program; build it dynamically linked "
-                        "(without -static) to profile it\n",
-                        raw, argv[0]);
-            else
-                fprintf(stderr, "kestrel: %s: the program left no profile\n", raw);
-            failed = 1;
-        } else if (!raw || analyse(raw, stem, o)) {
-            failed = 1;
-        }
-        free(raw);
-        char *heap = heap_pattern ? expand_pid(heap_pattern, pid) : NULL;
-        if (heap_pattern && (!heap || access(heap, F_OK))) {
-            fprintf(stderr, "kestrel: %s: the program left no heap profile\n",
-                    heap ? heap : heap_pattern);
-            failed = 1;
-        } else if (heap) {
-            fputc('\n', stdout);
-            if (analyse(heap, heap_stem, o)) failed = 1;
-        }
-        free(heap);
-    }
+    int exec_errno = 0, status = -1;
+    if (!paths_make(o, stem, &r) && !raw_folder(r.raw_dir))
+        status = run_child(o, argv, lib, r.raw_pattern, r.heap_pattern, &pid, &exec_errno);
     free(lib);
-    free(raw_pattern);
-    free(heap_stem);
-    free(heap_pattern);
-    if (status == -1) return 1;
+    if (status == -1) {
+        if (exec_errno) fprintf(stderr, "kestrel: %s: %s\n", argv[0], strerror(exec_errno));
+        paths_free(&r);
+        return exec_errno == ENOENT ? 127 : exec_errno ? 126 : 1;
+    }
+    int failed = analyse_run(o, stem, &r, pid, status, argv[0]);
+    paths_free(&r);
     int code = pass_status(status);
     return code ? code : failed;
 }

@@ -52,7 +52,7 @@ int cmd_report(int argc, char **argv)
     struct profile *p;
     struct summary *s;
     if (cli_load(argv[optind], &o, &p, &s)) return 1;
-    int rc = cli_report(p, s, state, wide) ? 1 : 0;
+    int rc = cli_report(p, s, state, wide, stdout, "stdout") ? 1 : 0;
     summary_free(s);
     profile_free(p);
     return rc;

@@ -47,21 +47,22 @@ PY
 for k in build/bin/kestrel build/bin/kestrel-san; do
   s="$t/$(basename "$k")"
   mkdir -p "$s"
-  "$k" record -o "$s/demo" -- build/examples/demo 1 >"$s/report" 2>"$s/err"; rc=$?
+  "$k" record -o "$s/demo" --report="$s/report" -- build/examples/demo 1 >"$s/out" 2>"$s/err"; rc=$?
   check "$k record exits 0 ($rc): $(head -c 300 "$s/err")" test $rc -eq 0
-  check "$k program output passed through" grep -q "demo: done" "$s/report"
+  check "$k program output passed through" grep -q "demo: done" "$s/out"
+  check "$k the program's output alone on stdout" diff <(echo "$out") "$s/out"
   for suffix in speedscope.json cpuprofile folded profile.json pb.gz; do
     check "$k wrote $suffix" test -s "$s/demo.$suffix"
   done
   if "$k" export --help | grep -q " html"; then check "$k wrote html" test -s "$s/demo.html"; fi
-  check "$k raw profile kept" test -s "$(ls "$s"/demo.*.raw.json | head -1)"
+  check "$k raw profile kept" test -s "$(ls "$s"/demo.raw/*.raw.json | head -1)"
   check "$k exports parse" check_exports "$s/demo"
   check "$k report header" grep -qE "samples · [0-9]+ Hz requested, [0-9.]+ Hz achieved .* 4 threads" "$s/report"
   check "$k report: mix_bytes at demo.c" grep -qE " mix_bytes +demo\.c:[0-9]+" "$s/report"
   check "$k report: waiting time" grep -qE "waiting [0-9.]+% ±" "$s/report"
   check "$k folded: hash_strings calls mix_bytes" grep -q "worker_hash;hash_strings;mix_bytes " "$s/demo.folded"
   # The report again from the raw file and from the symbolized pprof: same hot function.
-  raw=$(ls "$s"/demo.*.raw.json | head -1)
+  raw=$(ls "$s"/demo.raw/*.raw.json | head -1)
   "$k" report "$raw" >"$s/again" 2>&1
   check "$k report of the raw profile" grep -qE " mix_bytes +demo\.c:" "$s/again"
   "$k" report "$s/demo.pb.gz" >"$s/pprof" 2>&1
@@ -91,12 +92,12 @@ __attribute__((noinline)) void spin_then_crash(void)
 }
 int main(void) { spin_then_crash(); return 0; }
 EOF
-(ulimit -c 0; "$k" run -o "$t/crash" "$t/crash.c" >"$t/crash.out" 2>"$t/err"); rc=$?
+(ulimit -c 0; "$k" run -o "$t/crash" --report="$t/crash.out" "$t/crash.c" >/dev/null 2>"$t/err"); rc=$?
 check "a crash by SIGSEGV passed through ($rc)" test $rc -eq 139
 check "... with the report of its run" grep -qE " spin_then_crash +crash\.c:[0-9]+" "$t/crash.out"
 "$k" record -o "$t/x" -- /nonexistent/program >/dev/null 2>"$t/err"; rc=$?
 check "a missing program is 127 ($rc)" test $rc -eq 127
-check "... with a message" grep -q "kestrel: /nonexistent/program: No such file or directory" "$t/err"
+check "... with one line that says why" diff <(echo "kestrel: /nonexistent/program: No such file or directory") "$t/err"
 
 "$k" record -o /nonexistent/dir/x -- true >/dev/null 2>"$t/err"; rc=$?
 check "an unwritable stem is an error before the run ($rc)" test $rc -eq 1
@@ -114,7 +115,7 @@ int main(void) {
   return spin(300000000u) == 42;
 }
 C
-(cd "$t" && "$OLDPWD/$k" run --heap --heap-interval=65536 keep.c >"$t/run.out" 2>"$t/run.err"); rc=$?
+(cd "$t" && "$OLDPWD/$k" run --heap --heap-interval=65536 --report=run.out keep.c >/dev/null 2>"$t/run.err"); rc=$?
 check "run exits with the program's status ($rc): $(head -c 300 "$t/run.err")" test $rc -eq 0
 check "run: exports named after the file" test -s "$t/keep.folded"
 check "run: spin is hot" grep -qE " spin +keep\.c:[0-9]+" "$t/run.out"
@@ -133,8 +134,8 @@ check "run: ... and says so" grep -q "kestrel: flags.c: compilation failed" "$t/
 
 # A moved program: hex and a warning without --binary, names with it.
 mkdir "$t/mv" && cp build/examples/demo "$t/mv/demo"
-"$k" record --state waiting -o "$t/mv/p" -- "$t/mv/demo" 1 >"$t/mv/rec" 2>&1
-raw=$(ls "$t"/mv/p.*.raw.json | head -1)
+"$k" record --state waiting -o "$t/mv/p" --report="$t/mv/rec" -- "$t/mv/demo" 1 >/dev/null 2>&1
+raw=$(ls "$t"/mv/p.raw/*.raw.json | head -1)
 # record --state: the report's table counts one state; the exports hold every sample.
 check "record --state waiting: the report says so" \
   grep -q "the table below counts the waiting (off-CPU) samples only" "$t/mv/rec"

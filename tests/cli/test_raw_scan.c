@@ -124,6 +124,20 @@ static void test_errors(void)
     CHECKF(strstr(m, "column 4 is not an integer"), "%s", m);
     m = both(HEAD "\"stacks\":[[99999999999999999999]],\"samples\":[]}", 0);
     CHECKF(strstr(m, "not valid JSON"), "%s", m);
+    /* Addresses past int64 (any uint64 is a valid frame, FORMATS.md §1): jansson
+     * cannot read them, the fast path does. */
+    const char big[] = HEAD "\"stacks\":[[18446744073709551615,9223372036854775808,0]],"
+                            "\"samples\":[[5,0,0,0]]}";
+    char why_big[256];
+    struct profile *pb = read_raw_json(big, strlen(big), why_big, sizeof why_big);
+    CHECKF(pb != NULL, "addresses of 2^64-1, 2^63 and 0: %s", why_big);
+    if (pb) {
+        const struct profile_stack *st = &pb->stacks[pb->samples[0].stack];
+        CHECK(st->depth == 3 && pb->frames[st->frames[0]].address == UINT64_MAX &&
+              pb->frames[st->frames[1]].address == 1ull << 63 &&
+              pb->frames[st->frames[2]].address == 0);
+        profile_free(pb);
+    }
     m = both(HEAD "\"stacks\":[[01]],\"samples\":[]}", 0);
     CHECKF(strstr(m, "not valid JSON"), "%s", m);
     m = both(HEAD "\"stacks\":[[1]],\"samples\":[],\"samples\":[]}", 0);

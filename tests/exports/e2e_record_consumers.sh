@@ -6,7 +6,7 @@
 set -euo pipefail
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
-build/bin/kestrel-san record -o "$d/demo" -- build/examples/demo > "$d/report.txt"
+build/bin/kestrel-san record -o "$d/demo" --report="$d/report.txt" -- build/examples/demo >/dev/null
 for ext in speedscope.json cpuprofile folded profile.json pb.gz; do
   [ -s "$d/demo.$ext" ] || { echo "record wrote no $d/demo.$ext" >&2; exit 1; }
 done

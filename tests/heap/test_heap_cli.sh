@@ -7,10 +7,10 @@
 # --heap stops before the program runs.
 . "$(dirname "$0")/lib.sh"
 
-out=$("$K" record --heap --heap-interval=65536 -o "$T/rec" -- "$PROG" exit 2>&1)
+out=$("$K" record --heap --heap-interval=65536 -o "$T/rec" --report="$T/rec.report" -- "$PROG" exit 2>&1)
 rc=$?
 [ $rc = 0 ] || bad "record: status $rc: $out"
-ls "$T"/rec.heap.*.raw.pb.gz >/dev/null 2>&1 || bad "record: no runtime heap file: $(ls "$T")"
+ls "$T"/rec.raw/*.heap.pb.gz >/dev/null 2>&1 || bad "record: no runtime heap file: $(ls "$T" "$T/rec.raw")"
 [ -s "$T/rec.heap.pb.gz" ] || bad "record: no symbolized rec.heap.pb.gz: $(ls "$T")"
 raw=$(go tool pprof -raw "$T/rec.heap.pb.gz" 2>&1) || bad "pprof: $raw"
 grep -q 'alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes\[dflt\]' <<<"$raw" ||
@@ -20,10 +20,11 @@ grep -qE '^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ site_keep .*prog_heap\.c:[0-9]+' <<<"$
     bad "symbolized: no location in site_keep: $(sed -n '/^Locations/,/^Mappings/p' <<<"$raw" | head)"
 grep -qE "$PROG $BUILD_ID" <<<"$raw" || bad "symbolized: no mapping with build id $BUILD_ID"
 # the runtime's own file too
-rawfile=$(ls "$T"/rec.heap.*.raw.pb.gz 2>/dev/null | head -1)
+rawfile=$(ls "$T"/rec.raw/*.heap.pb.gz 2>/dev/null | head -1)
 [ -n "$rawfile" ] && { go tool pprof -raw "$rawfile" 2>&1 | grep -qE "$PROG $BUILD_ID" ||
     bad "runtime file: no mapping with build id"; }
 
+grep -q 'site_keep' "$T/rec.report" || bad "record's report: no site_keep: $(cat "$T/rec.report")"
 rep=$("$K" report "$T/rec.heap.pb.gz" 2>&1) || bad "report: $rep"
 grep -q 'site_keep' <<<"$rep" || bad "report: no site_keep: $rep"
 rep=$("$K" report --sample-type alloc_objects "$T/rec.heap.pb.gz" 2>&1) || bad "report --sample-type: $rep"

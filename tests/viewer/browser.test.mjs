@@ -25,7 +25,7 @@ let context, dialogs = [];
 
 function record()
 {
-    const r = spawnSync(KESTREL, ['record', '--heap', '-o', join(work, 'busy'), '--', BUSY],
+    const r = spawnSync(KESTREL, ['record', '--heap', '-o', join(work, 'busy'), '--report=' + join(work, 'busy.report'), '--', BUSY],
                         {encoding: 'utf8', timeout: 120000});
     // A heap profile cannot be a V8 cpuprofile; record says so and exits 1 for that
     // export alone. Any other failure fails here.

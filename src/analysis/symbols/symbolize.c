@@ -158,7 +158,8 @@ struct symbolizer {
     struct sym_jit *jit;     /* the perf map's entries, sorted by lo; read when first needed */
     size_t n_jit;
     int jit_read;
-    uint32_t cur; /* the old frame being resolved */
+    uint32_t cur;            /* the old frame being resolved */
+    uint8_t *runtime;        /* per image: 1 for kestrel's runtime (runtime_image) */
 };
 
 /* ------------------------------------------------------------------ files */
@@ -1362,6 +1363,30 @@ static void mark_named_files(struct symbolizer *z, const struct want *want, size
     }
 }
 
+/* kestrel's runtime (libkestrel.so, preloaded): its frames are kestrel's, not the
+ * program's — the main wrapper (prof_main), the thread trampoline (thr_start), the
+ * interposed pthread_create, malloc and blocking calls. */
+static int runtime_image(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return !strncmp(base, "libkestrel.so", 13) && (!base[13] || base[13] == '.');
+}
+
+/* Frame k of stack st is one of the runtime's and goes: unless every frame of the
+ * stack is (the samples stay counted, and say where they were). */
+static int runtime_frame(const struct symbolizer *z, const struct profile_stack *st, uint32_t k)
+{
+    const struct profile *p = z->p;
+    const struct profile_frame *f = &p->frames[st->frames[k]];
+    if (f->image < 0 || !z->runtime[f->image]) return 0;
+    for (uint32_t d = 0; d < st->depth; d++) {
+        const struct profile_frame *g = &p->frames[st->frames[d]];
+        if (g->image < 0 || !z->runtime[g->image]) return 1;
+    }
+    return 0;
+}
+
 /* Resolves every (frame, leaf?) pair some stack needs, in image and address order. */
 static int resolve_all(struct symbolizer *z)
 {
@@ -1372,7 +1397,8 @@ static int resolve_all(struct symbolizer *z)
     if (!needed) return -1;
     for (size_t i = 0; i < p->n_stacks; i++)
         for (uint32_t k = 0; k < p->stacks[i].depth; k++)
-            needed[p->stacks[i].frames[k]] |= k == 0 ? 2 : 1;
+            if (!runtime_frame(z, &p->stacks[i], k))
+                needed[p->stacks[i].frames[k]] |= k == 0 ? 2 : 1;
     for (size_t i = 0; i < p->n_frames; i++)
         n_want += (needed[i] & 1) + (needed[i] >> 1);
     want = malloc((n_want + 1) * sizeof *want);
@@ -1539,6 +1565,7 @@ static int rebuild(struct symbolizer *z, uint32_t *map)
         const struct profile_stack *st = &p->stacks[i];
         uint32_t depth = 0;
         for (uint32_t k = 0; k < st->depth; k++) {
+            if (runtime_frame(z, st, k)) continue; /* kestrel's own frame */
             struct sym_span sp = z->span[k == 0][st->frames[k]];
             /* Inline expansion may deepen a stack past the limit: keep the leaf end. */
             if (depth + sp.n > PROFILE_MAX_DEPTH) break;
@@ -1574,7 +1601,13 @@ int symbolize_profile(struct profile *p, const struct symbolize_options *o)
     z.unknown = z.with ? profile_intern_string(z.with, "??") : NULL;
     z.window.first = SIZE_MAX; /* no address yet */
     z.why = calloc(p->n_frames + 1, 1);
-    int rc = z.with && z.unknown && z.images && z.span[0] && z.span[1] && map && z.why ? 0 : -1;
+    z.runtime = calloc(p->n_images + 1, 1);
+    for (size_t i = 0; z.runtime && i < p->n_images; i++)
+        z.runtime[i] = (uint8_t)runtime_image(p->images[i].path);
+    int rc = z.with && z.unknown && z.images && z.span[0] && z.span[1] && map && z.why &&
+                     z.runtime
+                 ? 0
+                 : -1;
     if (!rc) rc = resolve_all(&z);
     if (!rc) check_walk_ends(&z);
     if (!rc) warn_unresolved(&z);
@@ -1602,6 +1635,7 @@ int symbolize_profile(struct profile *p, const struct symbolize_options *o)
             strmap_free(&z.images[i].paths);
         }
     free(z.images);
+    free(z.runtime);
     free(z.span[0]);
     free(z.span[1]);
     free(z.why);

@@ -145,6 +145,18 @@ static int64_t type_total(const struct profile *p, const char *type)
     return k >= 0 ? sum : -1;
 }
 
+/* The total of `type` over the samples of one state; -1 when the type is absent. */
+static int64_t type_total_state(const struct profile *p, const char *type, int state)
+{
+    int k = profile_find_sample_type(p, type);
+    int64_t sum = 0;
+    for (size_t i = 0; k >= 0 && i < p->n_samples; i++)
+        if (p->samples[i].state == state &&
+            __builtin_add_overflow(sum, profile_values(p, i)[k], &sum))
+            return -1;
+    return k >= 0 ? sum : -1;
+}
+
 static void header(FILE *out, const struct profile *p, const struct summary *s)
 {
     const struct profile_sample_type *t = &p->sample_types[s->type];
@@ -182,9 +194,18 @@ static void header(FILE *out, const struct profile *p, const struct summary *s)
     }
     if (p->kind == PROFILE_CPU) {
         if (p->meta.requested_hz > 0) fprintf(out, " · %.0f Hz requested", p->meta.requested_hz);
-        if (p->meta.rate_hz > 0)
-            fprintf(out, "%s%.1f Hz achieved", p->meta.requested_hz > 0 ? ", " : " · ",
-                    p->meta.rate_hz);
+        /* Achieved: the samples of running threads per second of their CPU time, as
+         * measured; the runtime's rate_hz is the rate it aimed at, and with no sample
+         * nothing was achieved. */
+        const char *sep = p->meta.requested_hz > 0 ? ", " : " · ";
+        int64_t cpu_all = type_total_state(p, "cpu", PROFILE_RUNNING);
+        uint64_t running = s->state[PROFILE_RUNNING].n;
+        if (!running)
+            fprintf(out, "%sno on-CPU sample taken", sep);
+        else if (cpu_all > 0 && running)
+            fprintf(out, "%s%.1f Hz achieved", sep, (double)running * 1e9 / (double)cpu_all);
+        else if (p->meta.rate_hz > 0)
+            fprintf(out, "%s%.0f Hz aimed at", sep, p->meta.rate_hz);
         if (p->meta.engine) fprintf(out, " (%s engine)", p->meta.engine);
     } else if (p->period > 0) {
         fmt_value(buf, sizeof buf, p->period, "bytes");

@@ -350,13 +350,38 @@ static void rj_counts(struct rj *w)
     rj_s(w, "},\n");
 }
 
+/* The command line as the process shows it now (what ps shows), at most
+ * RJ_CMDLINE_MAX bytes of it: names the process as it was invoked (a symlink's name,
+ * not its target's). */
+#define RJ_CMDLINE_MAX 4096
+static void rj_cmdline(struct rj *w)
+{
+    char buf[RJ_CMDLINE_MAX];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n <= 0) return;
+    buf[n] = 0;
+    rj_s(w, ",\"cmdline\":[");
+    int bytes = 0;
+    for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1) {
+        if (i) rj_s(w, ",");
+        bytes |= rj_str(w, buf + i);
+    }
+    rj_s(w, "]");
+    if (bytes) rj_s(w, ",\"cmdline_bytes\":true");
+}
+
 static void rj_document(struct rj *w, const struct rawjson_meta *m)
 {
     char exe[IMAGE_PATH_MAX] = "";
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = 0;
     rj_s(w, "{\"version\":1,\"pid\":"), rj_i(w, m->pid);
+    rj_s(w, ",\"ppid\":"), rj_i(w, m->ppid);
+    rj_s(w, ",\"exec_gen\":"), rj_u(w, m->exec_gen);
     rj_s(w, ","), rj_field(w, "exe", exe);
+    rj_cmdline(w);
     rj_s(w, ",\"rate_hz\":"), rj_u(w, m->rate_hz);
     rj_s(w, ",\"requested_hz\":"), rj_u(w, m->requested_hz);
     rj_s(w, ",\"engine\":"), rj_str(w, m->engine);

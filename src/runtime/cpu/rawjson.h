@@ -18,6 +18,8 @@ struct rawjson_meta {
     unsigned rate_hz;            /* the rate sampled at (clamped) */
     unsigned requested_hz;       /* the rate asked for */
     int pid;
+    int ppid;                    /* the parent's pid when the image started */
+    unsigned exec_gen;           /* execs of profiled images that led to this one */
     uint64_t start_unix_ns, end_unix_ns;
 };
 

@@ -48,6 +48,7 @@ static struct {
     unsigned hz, requested_hz;
     const char *fallback; /* why auto did not pick perf */
     uint64_t start_mono, start_real;
+    int ppid;               /* the parent when the session started */
     const char *write_path; /* where on_stopped writes; NULL discards */
     int write_result;       /* rawjson_write's result */
     size_t rows_max;        /* the sink's row limit for this session */
@@ -98,6 +99,8 @@ static void prof_on_stopped(void)
         .rate_hz = prof.hz,
         .requested_hz = prof.requested_hz,
         .pid = lifecycle_pid(),
+        .ppid = prof.ppid,
+        .exec_gen = lifecycle_image_generation(),
         .start_unix_ns = prof.start_real,
         .end_unix_ns = rt_clock_ns(CLOCK_REALTIME),
     };
@@ -141,6 +144,7 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
     prof.start_real = rt_clock_ns(CLOCK_REALTIME);
     prof.rows_max = !from_env ? SINK_SAMPLES_MAX : prof_env.serve_only ? 0 : prof_env.rows_max;
     if (r == 0) r = sink_open(prof.start_mono, prof.rows_max);
+    prof.ppid = (int)getppid();
     if (r != 0) return r;
     images_refresh();
     prof.from_env = from_env;
@@ -328,11 +332,18 @@ __attribute__((constructor)) static void prof_init(void)
     if (prof_env.serve_only) path = "";
     else if (!path || !*path) return; /* inactive: no thread, no handler, no allocation */
     prof_env.rows_max = prof_read_rows();
-    if (strlen(path) >= sizeof(prof_env.tmpl)) {
+    /* A relative path is taken from the directory the process started in: the
+     * program may change directory before its file is written. */
+    size_t at = 0;
+    if (*path && path[0] != '/' && getcwd(prof_env.tmpl, sizeof(prof_env.tmpl) - 1)) {
+        at = strlen(prof_env.tmpl);
+        prof_env.tmpl[at++] = '/';
+    }
+    if (at + strlen(path) >= sizeof(prof_env.tmpl)) {
         fprintf(stderr, "kestrel: KESTREL_PROFILE: path too long; CPU profiling is off\n");
         return;
     }
-    strcpy(prof_env.tmpl, path);
+    strcpy(prof_env.tmpl + at, path);
     if (!strstr(path, "%p")) lifecycle_claim_owner();
     prof_read_hz();
     prof_env.signo = prof_read_signal();

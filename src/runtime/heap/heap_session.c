@@ -516,8 +516,14 @@ __attribute__((constructor)) static void heap_from_env(void)
 {
     const char *p = getenv("KESTREL_HEAP");
     if (!p) return;
-    if (strlen(p) >= sizeof heap_path - 1) heap_die("KESTREL_HEAP", "path too long");
-    strcpy(heap_path, p);
+    /* Relative to where the process started: it may change directory meanwhile. */
+    size_t at = 0;
+    if (p[0] != '/' && getcwd(heap_path, sizeof heap_path - 2)) {
+        at = strlen(heap_path);
+        heap_path[at++] = '/';
+    }
+    if (at + strlen(p) >= sizeof heap_path - 1) heap_die("KESTREL_HEAP", "path too long");
+    strcpy(heap_path + at, p);
     heap_path_set = 1;
     if (!strstr(heap_path, "%p")) lifecycle_claim_owner();
     size_t interval = 0;

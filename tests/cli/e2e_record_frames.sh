@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The stacks kestrel shows are the program's own: for the demo under both engines, no
+# function of libkestrel (its main wrapper, its thread trampoline, anything it defines
+# that libc does not) appears in the report or in any export.
+set -u
+cd "$(dirname "$0")/../.."
+k=build/bin/kestrel
+fail=0
+t=$(mktemp -d /tmp/kestrel-e2e-frames-XXXXXX)
+trap 'rm -rf "$t"' EXIT
+check() { # check DESCRIPTION COMMAND...
+  local what=$1; shift
+  if "$@"; then :; else echo "FAIL: $what"; fail=1; fi
+}
+
+# libkestrel's functions that libc does not define too (its interposed malloc, read,
+# pthread_create... carry libc's names, and libc's own frames are the program's).
+nm -D --defined-only /lib/x86_64-linux-gnu/libc.so.6 | awk '{sub(/@.*/, "", $3); print $3}' | sort -u >"$t/libc"
+nm --defined-only build/lib/libkestrel.so | awk '$2 ~ /^[Tt]$/ && $3 != "_init" && $3 != "_fini" {print $3}' |
+  sort -u | comm -23 - "$t/libc" >"$t/own"
+check "libkestrel's own functions listed ($(wc -l <"$t/own"))" grep -qx prof_main "$t/own"
+check "... its thread trampoline among them" grep -qx thr_start "$t/own"
+
+for engine in perf signal; do
+  s="$t/$engine"
+  "$k" record --engine "$engine" --state all -o "$s" --report="$s.report" -- build/examples/demo 1 >/dev/null 2>"$s.err"; rc=$?
+  check "$engine: record exits 0 ($rc): $(head -c 300 "$s.err")" test $rc -eq 0
+  go tool pprof -raw "$s.pb.gz" >"$s.pprof" 2>&1
+  # Every function name each export holds, one per line.
+  python3 - "$s" >"$s.names" <<'PY'
+import json, re, sys
+stem = sys.argv[1]
+names = set()
+for line in open(stem + ".folded"):
+    names.update(line.rsplit(" ", 1)[0].split(";"))
+ss = json.load(open(stem + ".speedscope.json"))
+names.update(f["name"] for f in ss["shared"]["frames"])
+cp = json.load(open(stem + ".cpuprofile"))
+names.update(n["callFrame"]["functionName"] for n in cp["nodes"])
+summ = json.load(open(stem + ".profile.json"))
+names.update(f["name"] for f in summ["functions"])
+html = open(stem + ".html").read()
+d = json.loads(re.search(r'<script id="kestrel-data" type="application/json">(.*?)</script>', html, re.S).group(1))
+names.update(f[0] for f in d["frames"])
+loc = open(stem + ".pprof").read().split("\nLocations\n", 1)[1].split("\nMappings\n", 1)[0]
+names.update(m.group(1) for m in re.finditer(r"^\s+(?:\d+: 0x[0-9a-f]+ M=\d+ )?(\S+) ", loc, re.M))
+for n in sorted(names):
+    print(n)
+PY
+  check "$engine: the exports name functions ($(wc -l <"$s.names"))" grep -qx mix_bytes "$s.names"
+  leaked=$(comm -12 <(sort -u "$s.names") "$t/own" | tr '\n' ' ')
+  check "$engine: no libkestrel function in any export: $leaked" test -z "$leaked"
+  words=$(grep -owFf "$t/own" "$s.report" | sort -u | tr '\n' ' ')
+  check "$engine: none in the report: $words" test -z "$words"
+  check "$engine: no runtime source file in the report" bash -c '! grep -qE "(profile|threads|lifecycle|blocking)\.c:[0-9]" "$1"' _ "$s.report"
+  # The outermost frames, as perf's.
+  # kestrel's own frames gone, a thread's stacks start at its start routine and the
+  # main thread's at main (the runtime's walk ends at its own start frames).
+  check "$engine: main's stacks start at main" grep -q "^main-0;main;" "$s.folded"
+  check "$engine: a thread's at its start routine" grep -q "^thread-[0-9]*;worker_hash;" "$s.folded"
+done
+exit $fail
