@@ -14,7 +14,7 @@
 
     const st = {
         p: null, fns: null, fnRank: null, fnColors: null, fstacks: null,
-        sel: {type: 0, state: 'both', thread: -1}, view: 'merged',
+        sel: {type: 0, state: 'cpu', thread: -1, process: -1}, view: 'merged',
         sw: null, lay: null, rows: [], sort: {key: 'self', desc: true},
         matched: null, selectedFn: -1, focus: -1,
     };
@@ -34,9 +34,16 @@
         return 'all';
     }
 
+    function processName(q)
+    {
+        return q.pid == null ? q.name : q.name + ' [' + q.pid + ']';
+    }
+
     function threadName(t)
     {
         let s = t.label + '-' + t.fiber;
+        /* Of a process tree: which process each thread is of. */
+        if (st.p.processes.length > 1 && t.process >= 0) s = processName(st.p.processes[t.process]) + ' ' + s;
         if (t.name && t.name !== t.label) s += ' (' + t.name + ')';
         if (t.tid != null) s += ' tid ' + t.tid;
         return s;
@@ -364,6 +371,12 @@
         const th = $('thread');
         th.append(new Option('all threads', '-1'));
         p.threads.forEach((t, i) => th.append(new Option(threadName(t), String(i))));
+        const pr = $('process');
+        pr.append(new Option('all processes', '-1'));
+        p.processes.forEach((q, i) => pr.append(new Option(processName(q) + (q.chain ? ' (' + q.chain + ')' : ''), String(i))));
+        $('process-box').hidden = p.processes.length < 2;
+        /* CPU questions get CPU samples first: on-CPU unless the user asks for waiting. */
+        $('state').value = st.sel.state;
         $('state-box').hidden = p.kind !== 'cpu';
         if (p.kind === 'heap') $('view').options[1].disabled = true; /* no times in a heap profile */
         const onChange = (fn) => (e) => {
@@ -372,6 +385,7 @@
         };
         type.addEventListener('change', onChange((v) => { st.sel.type = +v; }));
         th.addEventListener('change', onChange((v) => { st.sel.thread = +v; }));
+        pr.addEventListener('change', onChange((v) => { st.sel.process = +v; }));
         $('state').addEventListener('change', onChange((v) => { st.sel.state = v; }));
         $('view').addEventListener('change', onChange((v) => { st.view = v; }));
         let timer = 0;

@@ -24,11 +24,16 @@ const KProfile = (() => {
         });
         const types = (d.sample_types || []).map((t) => ({name: String(t.name), unit: String(t.unit)}));
         if (!types.length) fail('no sample types');
+        const processes = (d.processes || []).map((q) => ({
+            pid: q.pid == null ? null : q.pid, ppid: q.ppid == null ? null : q.ppid,
+            name: String(q.name == null ? '?' : q.name), chain: q.chain == null ? '' : String(q.chain),
+        }));
         const threads = (d.threads || []).map((t) => ({
             label: String(t.label == null ? '' : t.label), fiber: t.fiber | 0,
             tid: t.tid == null ? null : t.tid, name: t.name == null ? '' : String(t.name),
+            process: Number.isInteger(t.process) && t.process >= 0 && t.process < processes.length ? t.process : -1,
         }));
-        if (!threads.length) threads.push({label: 'all', fiber: 0, tid: null, name: ''});
+        if (!threads.length) threads.push({label: 'all', fiber: 0, tid: null, name: '', process: -1});
         const s = d.samples || {};
         const n = (s.stack || []).length;
         const col = (a, T) => {
@@ -62,7 +67,7 @@ const KProfile = (() => {
             title: String(d.title || 'profile'),
             meta: d.meta || {},
             types, defaultType: def >= 0 && def < types.length ? def : 0,
-            threads, frames, stacks, samples, sources, diff: decodeDiff(d.diff),
+            threads, processes, frames, stacks, samples, sources, diff: decodeDiff(d.diff),
         };
     }
 
@@ -82,10 +87,12 @@ const KProfile = (() => {
         return {base: String(d.base || ''), absolute: d.absolute === true, byKey};
     }
 
-    /* sel: {type, state: 'both'|'cpu'|'wait', thread: -1 (all) or an index}. */
+    /* sel: {type, state: 'both'|'cpu'|'wait', thread: -1 (all) or an index,
+     * process: -1 (all) or an index into p.processes}. */
     function keeps(p, sel, i)
     {
         if (sel.thread >= 0 && p.samples.thread[i] !== sel.thread) return false;
+        if (sel.process >= 0 && p.threads[p.samples.thread[i]].process !== sel.process) return false;
         if (p.kind === 'cpu' && sel.state !== 'both') {
             const st = p.samples.state[i];
             if (sel.state === 'cpu' ? st !== STATE_ONCPU : st !== STATE_WAITING) return false;

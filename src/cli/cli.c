@@ -2,24 +2,133 @@
 #include "cli/cli.h"
 #include "cli/fetch.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
+#include "analysis/model/merge.h"
 #include "analysis/readers/readers.h"
 #include "analysis/writers/report.h"
 #include "analysis/symbols/symbolize.h"
 #include "analysis/writers/writers.h"
+
+/* A raw CPU profile's name in STEM.raw/: <pid>.raw.json, or <pid>.raw.json.exec<N>
+ * for an image that exec replaced; never a temporary file (.tmp.). */
+static int tree_file(const char *name)
+{
+    if (name[0] < '0' || name[0] > '9' || strstr(name, ".tmp.")) return 0;
+    const char *raw = strstr(name, ".raw.json");
+    return raw && (!raw[9] || !strncmp(raw + 9, ".exec", 5));
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The file names of a tree's raw profiles, sorted; NULL with *n 0 when none. */
+static char **tree_list(const char *dir, size_t *n)
+{
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d) return NULL;
+    char **names = NULL;
+    size_t cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!tree_file(de->d_name)) continue;
+        if (*n == cap) {
+            char **g = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof *g);
+            if (!g) break;
+            names = g;
+        }
+        size_t len = strlen(dir) + strlen(de->d_name) + 2;
+        if (!(names[*n] = malloc(len))) break;
+        snprintf(names[*n], len, "%s/%s", dir, de->d_name);
+        (*n)++;
+    }
+    closedir(d);
+    if (names) qsort(names, *n, sizeof *names, by_name);
+    return names;
+}
+
+/* Whether a process (one raw profile) is the one --process names: its pid, or the
+ * name it was invoked by. */
+static int process_wanted(const struct profile *p, const char *want)
+{
+    if (!want) return 1;
+    char *end;
+    long long pid = strtoll(want, &end, 10);
+    if (*want && !*end) return p->meta.pid == pid;
+    return p->n_processes && !strcmp(p->processes[0].name, want);
+}
+
+/* Reads every raw profile of a STEM.raw/ folder, each symbolized alone, and merges
+ * them. A file that cannot be read is said and left out. */
+static struct profile *load_tree(const char *dir, const struct cli_load_options *o)
+{
+    size_t n;
+    char **names = tree_list(dir, &n);
+    struct profile **parts = calloc(n + 1, sizeof *parts);
+    size_t kept = 0, seen = 0;
+    char why[512];
+    for (size_t i = 0; parts && i < n; i++) {
+        struct profile *p = read_profile(names[i], why, sizeof why);
+        if (!p) {
+            fprintf(stderr, "kestrel: %s: %s (left out of the tree)\n", names[i], why);
+            continue;
+        }
+        seen++;
+        if (!process_wanted(p, o->process)) {
+            profile_free(p);
+            continue;
+        }
+        struct symbolize_options so = {.binary = o->binary};
+        if (symbolize_profile(p, &so)) {
+            fprintf(stderr, "kestrel: %s: out of memory while symbolizing\n", names[i]);
+            profile_free(p);
+            continue;
+        }
+        parts[kept++] = p;
+    }
+    struct profile *tree = NULL;
+    if (!parts)
+        fprintf(stderr, "kestrel: %s: out of memory\n", dir);
+    else if (!n)
+        fprintf(stderr, "kestrel: %s: no raw profile in it (<pid>.raw.json)\n", dir);
+    else if (!kept && o->process && seen)
+        fprintf(stderr, "kestrel: %s: no process %s in the tree\n", dir, o->process);
+    else if (kept && !(tree = profile_merge_tree((const struct profile *const *)parts, kept, why,
+                                                 sizeof why)))
+        fprintf(stderr, "kestrel: %s: %s\n", dir, why);
+    if (tree) {
+        free(tree->source);
+        tree->source = strdup(dir);
+    }
+    for (size_t i = 0; i < kept; i++)
+        profile_free(parts[i]);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    free(parts);
+    return tree;
+}
 
 int cli_load(const char *path, const struct cli_load_options *o, struct profile **pp,
              struct summary **sp)
 {
     char why[512];
     struct profile *p;
-    if (fetch_is_url(path)) { /* a scrape endpoint: fetched, then read as a file */
+    struct stat st;
+    int tree = !fetch_is_url(path) && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    if (tree) {
+        p = load_tree(path, o);
+    } else if (fetch_is_url(path)) { /* a scrape endpoint: fetched, then read as a file */
         char tmp[4096];
         if (fetch_url(path, tmp, sizeof tmp, why, sizeof why) != 0) {
             fprintf(stderr, "kestrel: %s: %s\n", path, why);
@@ -36,7 +145,12 @@ int cli_load(const char *path, const struct cli_load_options *o, struct profile 
         p = read_profile(path, why, sizeof why);
     }
     if (!p) {
-        fprintf(stderr, "kestrel: %s: %s\n", path, why);
+        if (!tree) fprintf(stderr, "kestrel: %s: %s\n", path, why);
+        return -1;
+    }
+    if (!tree && o->process && !process_wanted(p, o->process)) {
+        fprintf(stderr, "kestrel: %s: no process %s in it\n", path, o->process);
+        profile_free(p);
         return -1;
     }
     size_t type = p->default_type;
@@ -53,7 +167,7 @@ int cli_load(const char *path, const struct cli_load_options *o, struct profile 
         type = (size_t)k;
     }
     struct symbolize_options so = {.binary = o->binary};
-    if (symbolize_profile(p, &so)) {
+    if (!tree && symbolize_profile(p, &so)) {
         fprintf(stderr, "kestrel: %s: out of memory while symbolizing\n", path);
         profile_free(p);
         return -1;
@@ -70,27 +184,47 @@ int cli_load(const char *path, const struct cli_load_options *o, struct profile 
     return 0;
 }
 
-int cli_export_all(const struct profile *p, const struct summary *s, const char *stem)
+struct summary *cli_state_summary(const struct profile *p, const struct summary *s, int state,
+                                  int *failed)
+{
+    *failed = 0;
+    if (state == SUMMARY_ALL_STATES || p->kind != PROFILE_CPU) return NULL;
+    const char *why;
+    struct summary *only = summary_build_state(p, s->type, state, &why);
+    if (!only) {
+        fprintf(stderr, "kestrel: %s: %s\n", p->source ? p->source : "profile", why);
+        *failed = 1;
+    }
+    return only;
+}
+
+int cli_export_all(const struct profile *p, const struct summary *s, int state,
+                   const char *stem)
 {
     size_t n;
     const struct writer *const *w = writers_all(&n);
     int failed = 0;
+    struct summary *only = cli_state_summary(p, s, state, &failed);
+    if (failed) return (int)n;
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(stem) + strlen(w[i]->suffix) + 1;
         char *path = malloc(len);
-        if (!path) return failed + (int)(n - i);
+        if (!path) return summary_free(only), failed + (int)(n - i);
         snprintf(path, len, "%s%s", stem, w[i]->suffix);
         /* A format that cannot hold this kind of profile is skipped, not an error. */
-        int rc = writer_write_file(w[i], p, s, path);
+        int rc = writer_write_file(w[i], p, only && !w[i]->every_state ? only : s, path);
         if (rc && rc != -EINVAL) failed++;
         free(path);
     }
+    summary_free(only);
     return failed;
 }
 
 int cli_parse_state(const char *word, int *state)
 {
-    if (!word || !strcmp(word, "all"))
+    if (!word || !strcmp(word, "running"))
+        *state = PROFILE_RUNNING;
+    else if (!strcmp(word, "all"))
         *state = SUMMARY_ALL_STATES;
     else if (!strcmp(word, "running"))
         *state = PROFILE_RUNNING;
@@ -104,14 +238,9 @@ int cli_parse_state(const char *word, int *state)
 int cli_report(const struct profile *p, const struct summary *s, int state, int wide,
                FILE *out, const char *out_name)
 {
-    struct summary *only = NULL;
-    if (state != SUMMARY_ALL_STATES && p->kind == PROFILE_CPU) {
-        const char *why;
-        if (!(only = summary_build_state(p, s->type, state, &why))) {
-            fprintf(stderr, "kestrel: %s: %s\n", p->source ? p->source : "profile", why);
-            return -1;
-        }
-    }
+    int failed;
+    struct summary *only = cli_state_summary(p, s, state, &failed);
+    if (failed) return -1;
     int rc = report_write(p, only ? only : s, out,
                           report_wants_colour(out) | (wide ? REPORT_WIDE : 0));
     summary_free(only);

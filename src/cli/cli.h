@@ -10,26 +10,36 @@
 struct cli_load_options {
     const char *binary;      /* --binary, or NULL */
     const char *sample_type; /* --sample-type, or NULL for the profile's default */
+    const char *process;     /* --process PID|NAME: that process of a tree alone; NULL all */
 };
 
-/* Reads path (raw JSON or pprof), symbolizes it and aggregates it. On failure prints
+/* Reads path (raw JSON or pprof, or a STEM.raw/ folder: the tree of processes
+ * `kestrel record` ran, merged), symbolizes it and aggregates it. On failure prints
  * `kestrel: <path>: <why>` and returns -1. */
 int cli_load(const char *path, const struct cli_load_options *o, struct profile **p,
              struct summary **s);
 
 struct writer;
 /* Loads input and writes it with w to out ("-": stdout), leaving no partial file; what
- * `export` and `view` do. Returns 0, or 1 after saying why on stderr. */
+ * `export` and `view` do: the samples of `state` for a flame-graph format, every
+ * sample for one that holds every state. Returns 0, or 1 after saying why on stderr. */
 int cli_write_export(const struct writer *w, const char *input, const struct cli_load_options *o,
-                     const char *out);
+                     int state, const char *out);
 
-/* Writes <stem><suffix> for every writer in the table. Returns the number that
- * failed (each already reported). */
-int cli_export_all(const struct profile *p, const struct summary *s, const char *stem);
+/* Writes <stem><suffix> for every writer in the table: the flame-graph formats of
+ * the samples of `state` (cli_parse_state), pprof and the viewer of every sample
+ * (s aggregates them all). Returns the number that failed (each already reported). */
+int cli_export_all(const struct profile *p, const struct summary *s, int state,
+                   const char *stem);
 
-/* `--state running|waiting|all`: the state whose samples the report's table counts
- * (SUMMARY_ALL_STATES for all, the default: DESIGN.md §2's report, whose top-10 is
- * of the whole profile). NULL means all. Returns 0, or -1 for any other word. */
+/* The summary of one state's samples for a CPU profile (NULL: s itself serves: a heap
+ * profile, or every state). *failed is set, after a message, when it cannot be built. */
+struct summary *cli_state_summary(const struct profile *p, const struct summary *s, int state,
+                                  int *failed);
+
+/* `--state running|waiting|all`: the samples the report's table and the flame-graph
+ * exports count. NULL means running: CPU questions are answered with on-CPU samples
+ * (DESIGN.md §2). Returns 0, or -1 for any other word. */
 int cli_parse_state(const char *word, int *state);
 
 /* Prints the terminal report to out (named `out_name` in messages), its table over
@@ -56,10 +66,11 @@ struct record_options {
     const char *heap_interval; /* --heap-interval=BYTES; NULL: the runtime's default */
     const char *stem;          /* -o; NULL: the program's base name */
     const char *binary;        /* --binary */
-    const char *state;         /* --state for the report; NULL: all */
+    const char *state;         /* --state for the report and exports; NULL: running */
     const char *http;          /* --http=ADDR: KESTREL_HTTP for the program; NULL: none */
     int wide;                  /* --wide: the report's names whole */
     const char *report;        /* --report=PATH; NULL: the terminal, else stderr */
+    const char *process;       /* --process PID|NAME; NULL: every process */
 };
 
 /* Parses record's options from argv[1..]; returns the index of PROGRAM, or -1 after

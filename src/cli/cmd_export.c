@@ -10,11 +10,12 @@
 
 static void print_usage(FILE *out)
 {
-    fputs("usage: kestrel export --format FORMAT [-o OUT] [--sample-type TYPE] [--binary PATH]\n"
-          "                      INPUT\n"
+    fputs("usage: kestrel export --format FORMAT [-o OUT] [--sample-type TYPE] [--state STATE]\n"
+          "                      [--process PID|NAME] [--binary PATH] INPUT\n"
           "\n"
-          "Writes INPUT (a raw CPU profile or a pprof file) in another format, to OUT or,\n"
-          "without -o, to stdout. A failed export leaves no partial file.\n"
+          "Writes INPUT (a raw CPU profile, a STEM.raw folder of a process tree, or a\n"
+          "pprof file) in another format, to OUT or, without -o, to stdout. A failed\n"
+          "export leaves no partial file.\n"
           "\n"
           "  --format FORMAT     one of:",
           out);
@@ -25,18 +26,26 @@ static void print_usage(FILE *out)
     fputs("\n"
           "  -o, --output OUT    the file to write (\"-\": stdout)\n"
           "  --sample-type TYPE  the value exported (default: the profile's default)\n"
+          "  --state STATE       the samples of a CPU profile that folded, speedscope,\n"
+          "                      cpuprofile and summary hold: running (on-CPU, the\n"
+          "                      default), waiting, or all with each waiting one marked;\n"
+          "                      pprof and html hold every sample with its state\n"
+          "  --process PID|NAME  that process of a tree alone\n"
           "  --binary PATH       the profiled program's file, when it moved since the run\n"
           "  -h, --help          this text\n",
           out);
 }
 
 int cli_write_export(const struct writer *w, const char *input, const struct cli_load_options *o,
-                     const char *out)
+                     int state, const char *out)
 {
     struct profile *p;
     struct summary *s;
     if (cli_load(input, o, &p, &s)) return 1;
-    int rc = writer_write_file(w, p, s, out);
+    int failed = 0;
+    struct summary *only = w->every_state ? NULL : cli_state_summary(p, s, state, &failed);
+    int rc = failed ? -1 : writer_write_file(w, p, only ? only : s, out);
+    summary_free(only);
     if (rc == -EINVAL)
         fprintf(stderr, "kestrel: %s: a %s file cannot hold this %s profile\n", input, w->format,
                 p->kind == PROFILE_HEAP ? "heap" : "CPU");
@@ -51,11 +60,13 @@ int cmd_export(int argc, char **argv)
                                              {"output", required_argument, 0, 'o'},
                                              {"sample-type", required_argument, 0, 't'},
                                              {"binary", required_argument, 0, 'b'},
+                                             {"state", required_argument, 0, 's'},
+                                             {"process", required_argument, 0, 'P'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     struct cli_load_options o = {0};
     const char *format = NULL, *out = "-";
-    int c;
+    int c, state = PROFILE_RUNNING;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+ho:f:", longopts, NULL)) != -1) {
         if (c == 'h') return print_usage(stdout), 0;
@@ -67,7 +78,13 @@ int cmd_export(int argc, char **argv)
             o.sample_type = optarg;
         else if (c == 'b')
             o.binary = optarg;
-        else
+        else if (c == 'P')
+            o.process = optarg;
+        else if (c == 's') {
+            if (cli_parse_state(optarg, &state))
+                return cli_usage_error("export", "--state is running, waiting or all, not \"%s\"",
+                                       optarg);
+        } else
             return cli_usage_error("export", "unknown option or missing value: %s",
                                    argv[optind - 1]);
     }
@@ -75,5 +92,5 @@ int cmd_export(int argc, char **argv)
     const struct writer *w = writers_find(format);
     if (!w) return cli_usage_error("export", "unknown format \"%s\"", format);
     if (optind != argc - 1) return cli_usage_error("export", "one INPUT file expected");
-    return cli_write_export(w, argv[optind], &o, out);
+    return cli_write_export(w, argv[optind], &o, state, out);
 }

@@ -22,7 +22,7 @@ static const char usage[] =
     "usage: kestrel record [-F HZ] [--engine auto|perf|signal] [--unwind auto|cfi|fp]\n"
     "                      [--heap[=PATH]] [--heap-interval=BYTES] [-o STEM]\n"
     "                      [--report=PATH] [--binary PATH] [--state STATE]\n"
-    "                      [--http=ADDR] [--wide] -- PROGRAM [ARGS]\n"
+    "                      [--process PID|NAME] [--http=ADDR] [--wide] -- PROGRAM [ARGS]\n"
     "\n"
     "Runs PROGRAM with the kestrel runtime preloaded, passes its exit status through,\n"
     "then writes STEM.speedscope.json, STEM.cpuprofile, STEM.folded, STEM.profile.json,\n"
@@ -34,7 +34,10 @@ static const char usage[] =
     "Every process PROGRAM starts inherits the runtime (fork, exec, posix_spawn, shells,\n"
     "build tools) and is profiled too, unless it clears its environment; each writes\n"
     "its raw profile into the folder STEM.raw/ (`kestrel report STEM.raw` reads them\n"
-    "again).\n"
+    "again). The report lists the processes (pid, parent, program, CPU, samples) and\n"
+    "ranks the functions of the whole tree, naming the process of each; the exports\n"
+    "hold every process, each as its own root. An exec chain of one pid is one process\n"
+    "whose program changed.\n"
     "\n"
     "  -F HZ                  CPU sampling rate (the runtime clamps it to 10..10000;\n"
     "                         default 997)\n"
@@ -49,10 +52,14 @@ static const char usage[] =
     "  --heap-interval=BYTES  mean bytes between heap samples (needs --heap)\n"
     "  -o STEM                where the exports go (default: PROGRAM's base name)\n"
     "  --report=PATH          write the report to PATH instead of the terminal\n"
+    "  --process PID|NAME     the report and the exports of that process of the tree\n"
+    "                         alone (a pid, or the name a program was invoked by)\n"
     "  --binary PATH          the program's file if it is not where it ran from\n"
-    "  --state STATE          which samples the report's top-10 counts: running\n"
-    "                         (on-CPU), waiting (off-CPU) or all (the default); the\n"
-    "                         exports always hold every sample\n"
+    "  --state STATE          which samples the report's table and the flame-graph\n"
+    "                         exports (folded, speedscope, cpuprofile, profile.json)\n"
+    "                         count: running (on-CPU, the default), waiting (off-CPU)\n"
+    "                         or all (each waiting sample marked); pprof and the\n"
+    "                         viewer hold every sample with its state\n"
     "  --http=ADDR            also serve /debug/pprof/ (Go's net/http/pprof endpoints)\n"
     "                         from the program while it runs, at ADDR (HOST:PORT,\n"
     "                         loopback; docs/continuous.md)\n"
@@ -81,6 +88,7 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
                                              {"http", required_argument, 0, 'W'},
                                              {"wide", no_argument, 0, 'w'},
                                              {"report", required_argument, 0, 'r'},
+                                             {"process", required_argument, 0, 'P'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     int c;
@@ -123,6 +131,9 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
             break;
         case 'w':
             o->wide = 1;
+            break;
+        case 'P':
+            o->process = optarg;
             break;
         default:
             cli_usage_error(cmd, "unknown option or missing value: %s", argv[optind - 1]);
@@ -348,14 +359,14 @@ static FILE *report_open(const struct record_options *o, const char **name)
 static int analyse(const char *path, const char *stem, const struct record_options *o, FILE *out,
                    const char *out_name)
 {
-    struct cli_load_options lo = {.binary = o->binary};
+    struct cli_load_options lo = {.binary = o->binary, .process = o->process};
     struct profile *p;
     struct summary *s;
     if (cli_load(path, &lo, &p, &s)) return -1;
-    int failed = cli_export_all(p, s, stem);
-    if (!failed) fprintf(stderr, "kestrel: wrote %s.*\n", stem);
     int state;
     cli_parse_state(o->state, &state); /* checked by record_parse */
+    int failed = cli_export_all(p, s, state, stem);
+    if (!failed) fprintf(stderr, "kestrel: wrote %s.*\n", stem);
     failed += cli_report(p, s, state, o->wide, out, out_name) ? 1 : 0;
     summary_free(s);
     profile_free(p);
@@ -415,6 +426,20 @@ static char *expand_pid(const char *s, pid_t pid)
     return out;
 }
 
+/* Whether any process of the tree left a raw profile in dir. */
+static int tree_has_profiles(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    struct dirent *de;
+    int found = 0;
+    while (!found && (de = readdir(d)))
+        found = de->d_name[0] >= '0' && de->d_name[0] <= '9' && strstr(de->d_name, ".raw.json") &&
+                !strstr(de->d_name, ".tmp.");
+    closedir(d);
+    return found;
+}
+
 /* After the run: every profile the runtime left, exported and reported. */
 static int analyse_run(const struct record_options *o, const char *stem,
                        const struct record_paths *r, pid_t pid, int status, const char *argv0)
@@ -423,24 +448,31 @@ static int analyse_run(const struct record_options *o, const char *stem,
     const char *out_name;
     FILE *out = report_open(o, &out_name);
     if (!out) return 1;
+    /* The program's own file, or the last one its pid wrote before an exec. */
     char *raw = expand_pid(r->raw_pattern, pid);
-    if (raw && access(raw, F_OK)) {
+    char *gen0 = raw ? cat(raw, ".exec0") : NULL;
+    int own = raw && gen0 && (!access(raw, F_OK) || !access(gen0, F_OK));
+    int any = own || tree_has_profiles(r->raw_dir);
+    if (!own) {
+        const char *why = any ? ", only its child processes did" : "";
         if (WIFSIGNALED(status))
-            fprintf(stderr, "kestrel: %s: the program left no profile (killed by SIG%s)\n", raw,
-                    sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
+            fprintf(stderr, "kestrel: %s: the program left no profile (killed by SIG%s)%s\n",
+                    raw ? raw : r->raw_dir,
+                    sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?", why);
         else if (cli_static_program(argv0))
             fprintf(stderr,
                     "kestrel: %s: the program left no profile: %s is statically linked, and "
                     "preloading cannot reach a static program; build it dynamically linked "
                     "(without -static) to profile it\n",
-                    raw, argv0);
+                    raw ? raw : r->raw_dir, argv0);
         else
-            fprintf(stderr, "kestrel: %s: the program left no profile\n", raw);
-        failed = 1;
-    } else if (!raw || analyse(raw, stem, o, out, out_name)) {
+            fprintf(stderr, "kestrel: %s: the program left no profile%s\n",
+                    raw ? raw : r->raw_dir, why);
         failed = 1;
     }
+    if (any && analyse(r->raw_dir, stem, o, out, out_name)) failed = 1;
     free(raw);
+    free(gen0);
     char *heap = r->heap_pattern ? expand_pid(r->heap_pattern, pid) : NULL;
     if (r->heap_pattern && (!heap || access(heap, F_OK))) {
         fprintf(stderr, "kestrel: %s: the program left no heap profile\n",

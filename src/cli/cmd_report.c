@@ -6,18 +6,22 @@
 #include "cli/commands.h"
 
 static const char usage[] =
-    "usage: kestrel report [--sample-type TYPE] [--state STATE] [--wide] [--binary PATH] INPUT\n"
+    "usage: kestrel report [--sample-type TYPE] [--state STATE] [--process PID|NAME]\n"
+    "                      [--wide] [--binary PATH] INPUT\n"
     "\n"
     "Prints the terminal report of INPUT: a raw CPU profile (JSON, as the runtime\n"
-    "writes it) or a pprof file (gzip or not; kestrel's or another tool's).\n"
+    "writes it), a STEM.raw folder (every process `kestrel record` profiled), or a\n"
+    "pprof file (gzip or not; kestrel's or another tool's).\n"
     "\n"
     "  --sample-type TYPE  the value to rank by (e.g. cpu, samples, inuse_space,\n"
     "                      alloc_space); default: samples for CPU, inuse_space for heap\n"
-    "  --state STATE       which samples of a CPU profile the top-10 counts: running\n"
-    "                      (on-CPU), waiting (off-CPU) or all (the default); the\n"
+    "  --state STATE       which samples of a CPU profile the table counts: running\n"
+    "                      (on-CPU, the default), waiting (off-CPU) or all; the\n"
     "                      running/waiting split above it is always of every sample\n"
     "  --wide              function names whole, however wide (else shortened to fit\n"
     "                      the terminal: parameters, then template arguments, first)\n"
+    "  --process PID|NAME  that process of a tree alone (a pid, or the name a program\n"
+    "                      was invoked by)\n"
     "  --binary PATH       the profiled program's file, when it moved since the run\n"
     "                      (used only if its build id matches the recorded one)\n"
     "  -h, --help          this text\n";
@@ -28,10 +32,11 @@ int cmd_report(int argc, char **argv)
                                              {"binary", required_argument, 0, 'b'},
                                              {"state", required_argument, 0, 's'},
                                              {"wide", no_argument, 0, 'w'},
+                                             {"process", required_argument, 0, 'P'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     struct cli_load_options o = {0};
-    int c, state = SUMMARY_ALL_STATES, wide = 0;
+    int c, state = PROFILE_RUNNING, wide = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
         if (c == 'h') return fputs(usage, stdout), 0;
@@ -41,6 +46,8 @@ int cmd_report(int argc, char **argv)
             wide = 1;
         else if (c == 'b')
             o.binary = optarg;
+        else if (c == 'P')
+            o.process = optarg;
         else if (c == 's') {
             if (cli_parse_state(optarg, &state))
                 return cli_usage_error("report", "--state is running, waiting or all, not \"%s\"",

@@ -16,7 +16,8 @@ static const char usage[] =
     "Compiles FILE.c with $CC (default clang, else cc) -O2 -g -fno-omit-frame-pointer\n"
     "-mno-omit-leaf-frame-pointer -pthread $CFLAGS -lm into a temporary directory, then runs\n"
     "it as `kestrel record` does with ARGS (exports named after FILE unless -o says).\n"
-    "The record options (-F, --engine, --heap, --heap-interval, -o, --state) are\n"
+    "The record options (-F, --engine, --heap, --heap-interval, -o, --report, --state,\n"
+    "--process) are\n"
     "accepted; see kestrel record --help.\n";
 
 /* Runs the compiler argv names, falling back to cc when $CC did not choose it; 0 when

@@ -11,15 +11,18 @@
 #include "cli/commands.h"
 
 static const char usage[] =
-    "usage: kestrel view [-o OUT] [--sample-type TYPE] [--binary PATH] INPUT\n"
+    "usage: kestrel view [-o OUT] [--sample-type TYPE] [--process PID|NAME] [--binary PATH]\n"
+    "                    INPUT\n"
     "\n"
-    "Writes the flame-graph viewer of INPUT (a raw CPU profile or a pprof file): one\n"
+    "Writes the flame-graph viewer of INPUT (a raw CPU profile, a STEM.raw folder of a\n"
+    "process tree, or a pprof file): one\n"
     "HTML file with the profile and the source of its hottest files inside, opened\n"
     "by double-click, no network. Without -o it goes beside INPUT, as INPUT's name\n"
     "without .raw.json, .json, .pb.gz or .pb, plus .html.\n"
     "\n"
     "  -o, --output OUT    the file to write (\"-\": stdout)\n"
     "  --sample-type TYPE  the type shown first (default: the profile's default)\n"
+    "  --process PID|NAME  that process of a tree alone (the page filters by process too)\n"
     "  --binary PATH       the profiled program's file, when it moved since the run\n"
     "  -h, --help          this text\n";
 
@@ -35,9 +38,11 @@ static char *view_default_output(const char *input)
     }
     static const char *const suffixes[] = {".raw.json", ".json", ".pb.gz", ".pb"};
     size_t len = strlen(input);
+    while (len > 1 && input[len - 1] == '/') /* a STEM.raw/ folder: STEM.raw.html */
+        len--;
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
         size_t n = strlen(suffixes[i]);
-        if (len > n && !strcmp(input + len - n, suffixes[i]) && input[len - n - 1] != '/') {
+        if (len > n && !strncmp(input + len - n, suffixes[i], n) && input[len - n - 1] != '/') {
             len -= n;
             break;
         }
@@ -52,6 +57,7 @@ int cmd_view(int argc, char **argv)
     static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
                                              {"sample-type", required_argument, 0, 't'},
                                              {"binary", required_argument, 0, 'b'},
+                                             {"process", required_argument, 0, 'P'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     struct cli_load_options o = {0};
@@ -66,6 +72,8 @@ int cmd_view(int argc, char **argv)
             o.sample_type = optarg;
         else if (c == 'b')
             o.binary = optarg;
+        else if (c == 'P')
+            o.process = optarg;
         else
             return cli_usage_error("view", "unknown option or missing value: %s",
                                    argv[optind - 1]);
@@ -81,7 +89,7 @@ int cmd_view(int argc, char **argv)
         fprintf(stderr, "kestrel: view: out of memory\n");
         return 1;
     }
-    int rc = cli_write_export(w, argv[optind], &o, path);
+    int rc = cli_write_export(w, argv[optind], &o, SUMMARY_ALL_STATES, path);
     if (!rc && strcmp(path, "-")) fprintf(stderr, "kestrel: wrote %s\n", path);
     free(path);
     return rc;

@@ -139,11 +139,11 @@ raw=$(ls "$t"/mv/p.raw/*.raw.json | head -1)
 # record --state: the report's table counts one state; the exports hold every sample.
 check "record --state waiting: the report says so" \
   grep -q "the table below counts the waiting (off-CPU) samples only" "$t/mv/rec"
-check "record --state waiting: the folded export holds every sample" python3 - "$raw" "$t/mv/p.folded" <<'PY'
+check "record --state waiting: the folded export holds the waiting samples" python3 - "$raw" "$t/mv/p.folded" <<'PY'
 import json, sys
-n = len(json.load(open(sys.argv[1]))["samples"])
+n = sum(1 for s in json.load(open(sys.argv[1]))["samples"] if s[3] == 1)
 folded = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]) if l.strip())
-sys.exit(0 if n == folded and n > 0 else f"raw {n} samples, folded {folded}")
+sys.exit(0 if n == folded and n > 0 else f"raw {n} waiting samples, folded {folded}")
 PY
 mv "$t/mv/demo" "$t/mv/demo.moved"
 "$k" report "$raw" >"$t/mv/out" 2>"$t/mv/err"

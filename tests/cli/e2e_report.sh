@@ -58,12 +58,13 @@ json.dump({"version": 1, "pid": 1, "exe": "/x", "rate_hz": 997, "start_unix_ns":
 PY
 
 for k in build/bin/kestrel build/bin/kestrel-san; do
-  out=$("$k" report "$t/known.json" 2>"$t/err"); rc=$?
+  out=$("$k" report --state all "$t/known.json" 2>"$t/err"); rc=$?
   check "$k report exits 0 ($rc)" test $rc -eq 0
   check "$k report: no stderr" test ! -s "$t/err"
   # Piped: no escape sequences at all.
   check "$k report piped is plain" bash -c '! grep -q $'"'"'\033'"'"' <<<"$1"' _ "$out"
-  check "$k header" grep -q "1000 samples · 997 Hz requested, 990.0 Hz achieved (signal engine) · 1 thread" <<<"$out"
+  # Achieved: 900 running samples over their 0.90 s of CPU time.
+  check "$k header" grep -q "1000 samples · 997 Hz requested, 1000.0 Hz achieved (signal engine) · 1 thread" <<<"$out"
   check "$k wall" grep -q "wall 2.00 s" <<<"$out"
   check "$k CPU" grep -q "CPU 1.00 s" <<<"$out"
   check "$k split" grep -q "running 90.0% ±0.9 · waiting 10.0% ±0.9" <<<"$out"
@@ -92,13 +93,13 @@ for k in build/bin/kestrel build/bin/kestrel-san; do
   check "$k silent when every walk reached the root" bash -c '! grep -qE "incomplete|walks|record" <<<"$1"' _ "$out"
 
   # On a terminal: colour by self share.
-  script -qec "$k report $t/known.json" /dev/null >"$t/tty" 2>&1
+  script -qec "$k report --state all $t/known.json" /dev/null >"$t/tty" 2>&1
   check "$k tty red/bold at 90%" grep -qa $'\033\[1;31m 90.0%' "$t/tty"
   check "$k tty red/bold at 6.8%" grep -qa $'\033\[1;31m  6.8%' "$t/tty"
   check "$k tty yellow at 3%" grep -qa $'\033\[33m  3.0%' "$t/tty"
   check "$k tty plain at 0.2%" grep -qa $'  0.2%' "$t/tty"
   check "$k tty 0.2% uncoloured" bash -c '! grep -qa $'"'"'\033\[[0-9;]*m  0.2%'"'"' "$1"' _ "$t/tty"
-  NO_COLOR=1 script -qec "$k report $t/known.json" /dev/null >"$t/nocolor" 2>&1
+  NO_COLOR=1 script -qec "$k report --state all $t/known.json" /dev/null >"$t/nocolor" 2>&1
   check "$k NO_COLOR on a tty is plain" bash -c '! grep -qa $'"'"'\033\['"'"' "$1"' _ "$t/nocolor"
   check "$k NO_COLOR still reports" grep -qa "90.0%" "$t/nocolor"
 
@@ -130,10 +131,10 @@ for k in build/bin/kestrel build/bin/kestrel-san; do
   check "$k export --format nosuch" test $rc -eq 2 -a -n "$(grep 'unknown format' "$t/err")"
   "$k" report --sample-type nosuch "$t/known.json" 2>"$t/err"; rc=$?
   check "$k unknown sample type" test $rc -eq 1 -a -n "$(grep 'no sample type "nosuch" (it has: samples cpu)' "$t/err")"
-  out=$("$k" report --sample-type cpu "$t/known.json")
+  out=$("$k" report --state all --sample-type cpu "$t/known.json")
   check "$k --sample-type cpu" grep -qE "90\.0% +0\.9 +90\.0% +900\.0 ms" <<<"$out"
   # --state: the table of one state's samples; the split stays of every sample, and
-  # all (the default) is the report without the option.
+  # running (the default) is the report without the option.
   out=$("$k" report --state running "$t/known.json")
   check "$k --state running header" grep -q "1000 samples · 997 Hz" <<<"$out"
   check "$k --state running split" grep -q "running 90.0% ±0.9 · waiting 10.0% ±0.9" <<<"$out"
@@ -145,10 +146,10 @@ for k in build/bin/kestrel build/bin/kestrel-san; do
   check "$k --state waiting says so" grep -q "the table below counts the waiting (off-CPU) samples only: 100 of 1000" <<<"$out"
   check "$k --state waiting top row" grep -qE "^████████ +100\.0% +0\.0 +100\.0% +100 +100 +0x1000 " <<<"$out"
   check "$k --state waiting has no running-only function" bash -c '! grep -q 0x4000 <<<"$1"' _ "$out"
-  check "$k --state all is the default report" \
-    bash -c 'diff <("$1" report --state all "$2") <("$1" report "$2")' _ "$k" "$t/known.json"
-  check "$k default report counts every state" \
-    bash -c '! "$1" report "$2" | grep -q "table below counts"' _ "$k" "$t/known.json"
+  check "$k --state running is the default report" \
+    bash -c 'diff <("$1" report --state running "$2") <("$1" report "$2")' _ "$k" "$t/known.json"
+  check "$k --state all counts every state" \
+    bash -c '! "$1" report --state all "$2" | grep -q "table below counts"' _ "$k" "$t/known.json"
   "$k" report --state sleeping "$t/known.json" 2>"$t/err"; rc=$?
   check "$k --state sleeping is a usage error" test $rc -eq 2 -a -n "$(grep 'running, waiting or all' "$t/err")"
   "$k" record --state sleeping -- true 2>"$t/err"; rc=$?

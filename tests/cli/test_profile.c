@@ -164,7 +164,7 @@ static void test_atomic(void)
     CHECK(mkdtemp(dir) != NULL);
     char path[256];
     snprintf(path, sizeof path, "%s/out.txt", dir);
-    struct writer good = {"t", ".t", ok_writer}, bad = {"t", ".t", bad_writer};
+    struct writer good = {"t", ".t", ok_writer, 0}, bad = {"t", ".t", bad_writer, 0};
     CHECK(writer_write_file(&good, NULL, NULL, path) == 0);
     FILE *f = fopen(path, "r");
     char buf[64] = "";

@@ -62,7 +62,12 @@ else:
     if f"Period: {period}\n" not in text:
         errors.append(f"pprof period is not {period}")
     body = text.split("\nSamples:\n", 1)[1].split("\nLocations\n", 1)[0]
-    counts = [int(m.group(1)) for m in re.finditer(r"^ +(-?\d+) +-?\d+: ", body, re.M)]
+    # pprof holds every sample with its state label; profile.json counts one state
+    # (running by default) or all.
+    state = summary.get("counts", "all")
+    counts = [int(m.group(1)) for m in
+              re.finditer(r"^ +(-?\d+) +-?\d+: [^\n]*\n +([^\n]*)", body, re.M)
+              if state == "all" or f"state:[{state}]" in m.group(2)]
     if unit == "count" and sum(counts) != total:
         errors.append(f"pprof samples/count sum {sum(counts)}, profile.json total {total}")
     locs = text.split("\nLocations\n", 1)[1]

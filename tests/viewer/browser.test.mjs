@@ -212,6 +212,10 @@ test('click zooms into a frame, the breadcrumb and Escape go back', async () => 
 
 test('Time Order shows the samples in time per thread; Left Heavy merges them', async () => {
     const page = await open(join(work, 'busy.html'));
+    // The worker's runs are told apart by its sleeps: on-CPU and waiting samples both.
+    assert.equal(await page.locator('#state').inputValue(), 'cpu', 'on-CPU is the default');
+    await page.selectOption('#state', 'both');
+    await settle(page);
     const merged = (await page.evaluate(() => window.kestrelViewer.boxes('hot_loop'))).length;
     await page.selectOption('#view', 'time');
     await settle(page);
@@ -382,17 +386,17 @@ test('the page without a profile says so', async () => {
 });
 
 test('kestrel view and export --format html write the same viewer', async () => {
-    const raw = readdirSync(work).find((f) => /^busy\.\d+\.raw\.json$/.test(f));
+    const raw = readdirSync(join(work, 'busy.raw')).find((f) => /^\d+\.raw\.json$/.test(f));
     assert.ok(raw);
-    const v = spawnSync(KESTREL, ['view', join(work, raw)], {encoding: 'utf8'});
+    const v = spawnSync(KESTREL, ['view', join(work, 'busy.raw', raw)], {encoding: 'utf8'});
     assert.equal(v.status, 0, v.stderr);
-    const viewed = join(work, raw.replace(/\.raw\.json$/, '.html'));
+    const viewed = join(work, 'busy.raw', raw.replace(/\.raw\.json$/, '.html'));
     assert.ok(existsSync(viewed));
     const page = await open(viewed);
     assert.ok(await box(page, 'hot_loop'));
     assert.deepEqual(page.errors, []);
     await page.close();
-    const e = spawnSync(KESTREL, ['export', '--format', 'html', '-o', join(work, 'export.html'), join(work, raw)],
+    const e = spawnSync(KESTREL, ['export', '--format', 'html', '-o', join(work, 'export.html'), join(work, 'busy.raw', raw)],
                         {encoding: 'utf8'});
     assert.equal(e.status, 0, e.stderr);
     const p2 = await open(join(work, 'export.html'));

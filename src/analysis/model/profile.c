@@ -217,6 +217,7 @@ struct profile *profile_new(enum profile_kind kind)
     }
     p->kind = kind;
     p->meta.pid = -1;
+    p->meta.ppid = -1;
     return p;
 }
 
@@ -260,6 +261,13 @@ void profile_free(struct profile *p)
         free(p->images[i].elf);
     }
     free(p->images);
+    for (size_t i = 0; i < p->n_processes; i++) {
+        free(p->processes[i].name);
+        free(p->processes[i].exe);
+        free(p->processes[i].chain);
+        free(p->processes[i].cmdline);
+    }
+    free(p->processes);
     free(p->meta.exe);
     free(p->meta.platform);
     free(p->meta.engine);
@@ -314,7 +322,42 @@ int64_t profile_add_thread(struct profile *p, const char *label, int64_t fiber, 
     }
     t->fiber = fiber;
     t->tid = tid;
+    t->process = -1;
     return (int64_t)p->n_threads++;
+}
+
+int64_t profile_add_process(struct profile *p, const struct profile_process *pr)
+{
+    if (array_reserve((void **)&p->processes, &p->cap_processes, p->n_processes + 1,
+             sizeof *p->processes))
+        return -1;
+    struct profile_process *o = &p->processes[p->n_processes];
+    *o = *pr;
+    o->name = strdup(pr->name ? pr->name : "?");
+    o->exe = dup_or_null(pr->exe);
+    o->chain = dup_or_null(pr->chain);
+    o->cmdline = dup_or_null(pr->cmdline);
+    if (!o->name || (pr->exe && !o->exe) || (pr->chain && !o->chain) ||
+        (pr->cmdline && !o->cmdline)) {
+        free(o->name), free(o->exe), free(o->chain), free(o->cmdline);
+        return -1;
+    }
+    return (int64_t)p->n_processes++;
+}
+
+const char *profile_process_label(const struct profile *p, int32_t process, char *buf,
+                                  size_t size)
+{
+    if (process < 0 || (size_t)process >= p->n_processes) {
+        snprintf(buf, size, "?");
+        return buf;
+    }
+    const struct profile_process *pr = &p->processes[process];
+    if (pr->pid >= 0)
+        snprintf(buf, size, "%s [%lld]", pr->name, (long long)pr->pid);
+    else
+        snprintf(buf, size, "%s", pr->name);
+    return buf;
 }
 
 int64_t profile_add_image(struct profile *p, const struct profile_image *im)
@@ -603,6 +646,10 @@ int profile_check(const struct profile *p, char *why, size_t why_size)
         if (f->image < -1 || (f->image >= 0 && (size_t)f->image >= p->n_images))
             FAIL("frame %zu: image %d out of range", i, f->image);
     }
+    for (size_t i = 0; i < p->n_threads; i++)
+        if (p->threads[i].process < -1 ||
+            (p->threads[i].process >= 0 && (size_t)p->threads[i].process >= p->n_processes))
+            FAIL("thread %zu: process %d out of range", i, p->threads[i].process);
     for (size_t i = 0; i < p->n_stacks; i++) {
         const struct profile_stack *s = &p->stacks[i];
         if (s->depth > PROFILE_MAX_DEPTH) FAIL("stack %zu is %u frames deep", i, s->depth);

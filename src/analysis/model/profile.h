@@ -44,7 +44,8 @@ struct profile_sample_type {
 };
 
 struct profile_thread {
-    char *label;   /* "main", "worker", a registered label; never NULL */
+    char *label;     /* "main", "worker", a registered label; never NULL */
+    int32_t process; /* index into processes; -1 when the profile has none */
     int64_t fiber; /* fiber id of a registered fiber; 0 for an ordinary thread */
     int64_t tid;   /* kernel thread id; -1 when unknown */
     char *name;    /* the thread's name at its last sample; NULL when unknown */
@@ -75,6 +76,19 @@ struct profile_sample {
     uint32_t stack;  /* index into stacks */
     uint8_t state;   /* enum profile_state */
     int64_t time_ns; /* since start_unix_ns; -1 when the input has no times (pprof) */
+};
+
+/* A process the profile holds: one per raw profile, or one per pid of a process tree
+ * (profile_merge): an exec chain of one pid is one process whose program changed. */
+struct profile_process {
+    int64_t pid;           /* -1 when unknown */
+    int64_t ppid;          /* the parent when it started; -1 when unknown */
+    char *name;            /* the program as invoked (argv[0]'s base name); never NULL */
+    char *exe;             /* the file its last image ran; NULL when unknown */
+    char *chain;           /* its programs in exec order, "sh → python3"; NULL for one */
+    char *cmdline;         /* its arguments, space-separated; NULL when unknown */
+    int64_t start_unix_ns; /* 0 when unknown */
+    int64_t end_unix_ns;
 };
 
 /* An image that was mapped into the profiled process: the executable, a shared
@@ -110,6 +124,8 @@ struct profile_table {
 /* What the run itself reported about itself (FORMATS.md §1, pprof comments). */
 struct profile_meta {
     int64_t pid;           /* -1 when unknown */
+    int64_t ppid;          /* the parent's pid; -1 when unknown */
+    int64_t exec_gen;      /* execs of profiled images before this one; 0 unknown */
     char *exe;             /* NULL when unknown */
     char *platform;        /* "linux-x86_64"; NULL when unknown */
     double rate_hz;        /* achieved sampling rate; 0 when unknown */
@@ -158,11 +174,13 @@ struct profile {
     int64_t *values; /* n_samples * n_sample_types, row-major */
     struct profile_image *images;
     size_t n_images;
+    struct profile_process *processes; /* the order they started in */
+    size_t n_processes;
 
     struct profile_meta meta;
 
     /* Private: capacities and hash tables. */
-    size_t cap_threads, cap_frames, cap_stacks, cap_samples, cap_images;
+    size_t cap_threads, cap_frames, cap_stacks, cap_samples, cap_images, cap_processes;
     struct profile_hash *hash;
 };
 
@@ -175,6 +193,11 @@ int profile_add_sample_type(struct profile *p, const char *type, const char *uni
 int64_t profile_add_thread(struct profile *p, const char *label, int64_t fiber, int64_t tid,
                            const char *name);
 int64_t profile_add_image(struct profile *p, const struct profile_image *im);
+/* Copies the strings of pr (name NULL reads as "?"). Returns the new index or -1. */
+int64_t profile_add_process(struct profile *p, const struct profile_process *pr);
+/* "gzip [1234]": a process's name for roots and labels, into buf. */
+const char *profile_process_label(const struct profile *p, int32_t process, char *buf,
+                                  size_t size);
 /* Interns a frame (strings copied); returns its index or -1. */
 int64_t profile_intern_frame(struct profile *p, const struct profile_frame *f);
 /* p's own copy of s, kept once however often it is asked for (frames' names and

@@ -166,7 +166,13 @@ static int read_meta(struct raw *r, const json_t *root)
     static const char *const truncated_keys[] = {"walks_cut_short", "truncated_walks"};
     for (size_t i = 0; i < sizeof truncated_keys / sizeof *truncated_keys; i++)
         if (opt_uint(r, root, truncated_keys[i], &m->truncated, "profile")) return -1;
+    json_int_t ppid = -1, gen = 0;
+    if (opt_int(r, root, "ppid", &ppid, "profile") ||
+        opt_int(r, root, "exec_gen", &gen, "profile"))
+        return -1;
     m->pid = pid;
+    m->ppid = ppid;
+    m->exec_gen = gen;
     m->start_unix_ns = start;
     m->end_unix_ns = end;
     if ((exe && !(m->exe = strdup(exe))) || (platform && !(m->platform = strdup(platform))) ||
@@ -178,6 +184,47 @@ static int read_meta(struct raw *r, const json_t *root)
         snprintf(note, sizeof note, "engine: %s", fallback);
         if (profile_add_comment(r->p, note)) return fail(r, "out of memory");
     }
+    return 0;
+}
+
+/* The one process a raw profile is of, named as it was invoked (cmdline[0]'s base
+ * name; the exe's when there is no command line); every thread is its. */
+static int read_process(struct raw *r, const json_t *root)
+{
+    const struct profile_meta *m = &r->p->meta;
+    const json_t *cmd = json_object_get(root, "cmdline");
+    if (cmd && !json_is_null(cmd) && !json_is_array(cmd))
+        return fail(r, "\"cmdline\" is not an array");
+    size_t len = 1, i;
+    const json_t *a;
+    json_array_foreach(cmd, i, a)
+    {
+        if (!json_is_string(a)) return fail(r, "cmdline: argument %zu is not a string", i);
+        len += json_string_length(a) + 1;
+    }
+    char *line = json_array_size(cmd) ? malloc(len) : NULL;
+    if (json_array_size(cmd) && !line) return fail(r, "out of memory");
+    size_t o = 0;
+    json_array_foreach(cmd, i, a)
+    {
+        /* Arguments hold no NUL (they came from a NUL-separated list). */
+        o += (size_t)snprintf(line + o, len - o, "%s%s", i ? " " : "", json_string_value(a));
+    }
+    const char *arg0 = json_array_size(cmd) ? json_string_value(json_array_get(cmd, 0)) : NULL;
+    const char *named = arg0 && *arg0 ? arg0 : m->exe ? m->exe : "?";
+    const char *slash = strrchr(named, '/');
+    struct profile_process pr = {.pid = m->pid,
+                                 .ppid = m->ppid,
+                                 .name = (char *)(slash && slash[1] ? slash + 1 : named),
+                                 .exe = m->exe,
+                                 .cmdline = line,
+                                 .start_unix_ns = m->start_unix_ns,
+                                 .end_unix_ns = m->end_unix_ns};
+    int64_t k = profile_add_process(r->p, &pr);
+    free(line);
+    if (k < 0) return fail(r, "out of memory");
+    for (size_t t = 0; t < r->p->n_threads; t++)
+        r->p->threads[t].process = (int32_t)k;
     return 0;
 }
 
@@ -829,6 +876,7 @@ struct profile *read_raw_json(const char *buf, size_t len, char *why, size_t why
     if (!rc) rc = read_images(&r, root);
     if (!rc) rc = read_threads(&r, root);
     if (!rc) rc = read_stack_ends(&r, root);
+    if (!rc) rc = read_process(&r, root);
     if (!rc && fast) rc = read_fast(&r, &f);
     if (!rc && !fast) rc = read_stacks(&r, root);
     if (!rc && !fast) rc = read_samples(&r, root);

@@ -15,6 +15,30 @@ char *export_thread_root(const struct profile *p, size_t thread)
     return s;
 }
 
+char *export_process_root(const struct profile *p, size_t thread, int *oom)
+{
+    int32_t pr = p->threads[thread].process;
+    *oom = 0;
+    if (p->n_processes < 2 || pr < 0) return NULL;
+    char buf[512];
+    char *s = strdup(profile_process_label(p, pr, buf, sizeof buf));
+    *oom = !s;
+    return s;
+}
+
+char *export_thread_title(const struct profile *p, size_t thread)
+{
+    int oom;
+    char *proc = export_process_root(p, thread, &oom), *t = export_thread_root(p, thread), *s;
+    if (oom || !t || !proc) {
+        free(proc);
+        return oom ? (free(t), NULL) : t;
+    }
+    if (asprintf(&s, "%s %s", proc, t) < 0) s = NULL;
+    free(proc), free(t);
+    return s;
+}
+
 void export_put_int(FILE *out, int64_t v)
 {
     char buf[24], *e = buf + sizeof buf, *s = e;

@@ -161,11 +161,21 @@ static void header(FILE *out, const struct profile *p, const struct summary *s)
 {
     const struct profile_sample_type *t = &p->sample_types[s->type];
     char buf[64];
+    /* The program as it was invoked (a symlink's name), and the file that ran when
+     * that is another name. */
+    const struct profile_process *root = p->n_processes ? &p->processes[0] : NULL;
     const char *exe = p->meta.exe ? p->meta.exe : p->source ? p->source : "profile";
-    char *safe = escape_utf8_dup(exe, "");
+    char *safe = escape_utf8_dup(root ? root->name : exe, "");
     fprintf(out, "kestrel: %s", safe ? safe : "?");
     free(safe);
     if (p->meta.pid >= 0) fprintf(out, " (pid %" PRId64 ")", p->meta.pid);
+    if (root && root->exe && strcmp(base_name(root->exe), root->name)) {
+        safe = escape_utf8_dup(root->exe, "");
+        fprintf(out, " · ran %s", safe ? safe : "?");
+        free(safe);
+    }
+    if (p->n_processes > 1)
+        fprintf(out, " · %zu processes", p->n_processes);
     fputc('\n', out);
     int64_t wall = profile_wall_ns(p);
     if (wall) {
@@ -227,11 +237,122 @@ static void split(FILE *out, const struct profile *p, const struct summary *s)
                 s->n_samples, s->n_samples_all);
 }
 
+/* ------------------------------------------------------------------ processes */
+
+static int counted(const struct summary *s, const struct profile_sample *smp)
+{
+    return s->only_state == SUMMARY_ALL_STATES || smp->state == s->only_state;
+}
+
+/* A tree's processes, in the order they started: pid, parent, program (the chain of
+ * programs of an exec chain), CPU time, samples (of the state the table counts). */
+static void processes(FILE *out, const struct profile *p, const struct summary *s)
+{
+    if (p->n_processes < 2) return;
+    size_t n = p->n_processes;
+    int64_t *cpu = calloc(n, sizeof *cpu);
+    uint64_t *count = calloc(n, sizeof *count), *all = calloc(n, sizeof *all);
+    int k = profile_find_sample_type(p, "cpu");
+    for (size_t i = 0; cpu && count && all && i < p->n_samples; i++) {
+        int32_t pr = p->threads[p->samples[i].thread].process;
+        if (pr < 0) continue;
+        if (k >= 0) cpu[pr] += profile_values(p, i)[k];
+        all[pr]++;
+        if (counted(s, &p->samples[i])) count[pr]++;
+    }
+    fprintf(out, "\n  %8s %8s %10s %8s  %s\n", "PID", "PARENT", "CPU", "SAMPLES", "PROGRAM");
+    for (size_t i = 0; cpu && count && all && i < n; i++) {
+        const struct profile_process *pr = &p->processes[i];
+        char c[32];
+        if (k >= 0)
+            fmt_value(c, sizeof c, cpu[i], "nanoseconds");
+        else
+            snprintf(c, sizeof c, "?");
+        fprintf(out, "  %8" PRId64 " %8" PRId64 " %10s %8" PRIu64 "  ", pr->pid, pr->ppid, c,
+                count[i]);
+        char *name = escape_utf8_dup(pr->chain ? pr->chain : pr->name, "");
+        fputs(name ? name : "?", out);
+        free(name);
+        if (pr->cmdline) { /* what it was run with, cut to a line's worth */
+            char *cmd = escape_utf8_dup(pr->cmdline, "");
+            if (cmd && strlen(cmd) > 64) strcpy(cmd + 61, "...");
+            fprintf(out, "  (%s)", cmd ? cmd : "?");
+            free(cmd);
+        }
+        fputc('\n', out);
+    }
+    if (s->only_state != SUMMARY_ALL_STATES)
+        fprintf(out, "  (SAMPLES counts the %s samples, as the table below)\n",
+                s->only_state == PROFILE_RUNNING ? "running" : "waiting");
+    free(cpu), free(count), free(all);
+}
+
+/* For each of the shown functions, which processes its samples are from: its self
+ * samples, or (no self) the samples it is on the stack of. */
+struct fn_procs {
+    int32_t first; /* a process, -1 none */
+    uint32_t n;    /* how many distinct processes */
+    int same_name; /* every one of them has first's name */
+};
+
+static void function_processes(const struct profile *p, const struct summary *s,
+                               const size_t *shown, size_t n_shown, struct fn_procs *fp)
+{
+    size_t np = p->n_processes;
+    unsigned char *seen = calloc(n_shown * (np ? np : 1), 1);
+    for (size_t j = 0; j < n_shown; j++)
+        fp[j] = (struct fn_procs){-1, 0, 1};
+    if (!seen) return;
+    for (size_t i = 0; i < p->n_samples; i++) {
+        const struct profile_sample *smp = &p->samples[i];
+        int32_t pr = p->threads[smp->thread].process;
+        if (pr < 0 || !counted(s, smp)) continue;
+        const struct profile_stack *st = &p->stacks[smp->stack];
+        for (size_t j = 0; j < n_shown; j++) {
+            const struct summary_function *fn = &s->functions[shown[j]];
+            int on = 0;
+            if (fn->self.value)
+                on = st->depth && s->function_of_frame[st->frames[0]] == shown[j];
+            else
+                for (uint32_t d = 0; d < st->depth && !on; d++)
+                    on = s->function_of_frame[st->frames[d]] == shown[j];
+            if (!on || seen[j * np + (size_t)pr]) continue;
+            seen[j * np + (size_t)pr] = 1;
+            if (fp[j].first < 0)
+                fp[j].first = pr;
+            else if (strcmp(p->processes[pr].name, p->processes[fp[j].first].name))
+                fp[j].same_name = 0;
+            fp[j].n++;
+        }
+    }
+    free(seen);
+}
+
+#define PROCESS_COLS 18
+
+static void process_cell(FILE *out, const struct profile *p, const struct fn_procs *fp)
+{
+    char buf[128];
+    if (fp->first < 0)
+        snprintf(buf, sizeof buf, "?");
+    else if (fp->n == 1)
+        profile_process_label(p, fp->first, buf, sizeof buf);
+    else if (fp->same_name)
+        snprintf(buf, sizeof buf, "%s ×%u", p->processes[fp->first].name, fp->n);
+    else
+        snprintf(buf, sizeof buf, "%u processes", fp->n);
+    char *safe = escape_utf8_dup(buf, "");
+    put_name(out, safe ? safe : "?", PROCESS_COLS);
+    free(safe);
+    fputc(' ', out);
+}
+
 /* The FUNCTION column's width: the widest name with --wide; else what the terminal
  * leaves beside the numbers and the widest location. *values = 0 when the terminal is
- * too narrow for the SELF and TOTAL values (the shares say the same). */
+ * too narrow for the SELF and TOTAL values (the shares say the same). `extra`: the
+ * columns a PROCESS column takes. */
 static int name_cols(FILE *out, const struct profile *p, const struct summary *s, int wide,
-                     int *values, int *loc_cols)
+                     int extra, int *values, int *loc_cols)
 {
     *loc_cols = INT32_MAX;
     int names = 8, locs = 8;
@@ -250,24 +371,32 @@ static int name_cols(FILE *out, const struct profile *p, const struct summary *s
     *values = wide || term >= NARROW_COLS;
     if (wide) return names;
     *loc_cols = *values ? MAX_LOC_COLS : NARROW_LOC_COLS;
-    int cols =
-        term - FIXED_COLS + (*values ? 0 : VALUE_COLS) - (locs < *loc_cols ? locs : *loc_cols);
+    int cols = term - FIXED_COLS - extra + (*values ? 0 : VALUE_COLS) -
+               (locs < *loc_cols ? locs : *loc_cols);
     if (cols > names) cols = names;
     return cols < MIN_NAME_COLS ? MIN_NAME_COLS : cols;
 }
 
 static void table(FILE *out, const struct profile *p, const struct summary *s, int flags)
 {
+    int tree = p->n_processes > 1;
+    size_t pick[REPORT_TOP], n_pick = 0;
+    for (size_t i = 0; i < s->n_functions && n_pick < REPORT_TOP; i++)
+        if (s->functions[i].self.value || s->functions[i].total.value) pick[n_pick++] = i;
+    struct fn_procs fp[REPORT_TOP];
+    if (tree) function_processes(p, s, pick, n_pick, fp);
     const char *unit = p->sample_types[s->type].unit;
     int colour = flags & REPORT_COLOUR, values, loc_cols;
-    int ncols = name_cols(out, p, s, flags & REPORT_WIDE, &values, &loc_cols);
+    int ncols = name_cols(out, p, s, flags & REPORT_WIDE, tree ? PROCESS_COLS + 1 : 0, &values,
+                          &loc_cols);
     size_t shown = 0;
     fprintf(out, "\n%-*s %6s %5s %7s", BAR_CELLS, "", "SELF%", "±SE", "TOTAL%");
     if (values) fprintf(out, " %9s %9s", "SELF", "TOTAL");
-    fprintf(out, "  %-*s %s\n", ncols, "FUNCTION", "LOCATION");
-    for (size_t i = 0; i < s->n_functions && shown < REPORT_TOP; i++) {
-        const struct summary_function *fn = &s->functions[i];
-        if (!fn->self.value && !fn->total.value) continue;
+    fputs("  ", out);
+    if (tree) fprintf(out, "%-*s ", PROCESS_COLS, "PROCESS");
+    fprintf(out, "%-*s %s\n", ncols, "FUNCTION", "LOCATION");
+    for (size_t j = 0; j < n_pick; j++) {
+        const struct summary_function *fn = &s->functions[pick[j]];
         char self[32], total[32], loc[256];
         fmt_value(self, sizeof self, fn->self.value, unit);
         fmt_value(total, sizeof total, fn->total.value, unit);
@@ -281,6 +410,7 @@ static void table(FILE *out, const struct profile *p, const struct summary *s, i
                 100 * fn->self.se, 100 * fn->total.share);
         if (values) fprintf(out, " %9s %9s", self, total);
         fputs("  ", out);
+        if (tree) process_cell(out, p, &fp[j]);
         char *name = escape_utf8_dup(fn->name, "");
         put_name(out, name ? name : "?", ncols);
         free(name);
@@ -389,6 +519,77 @@ char *report_walks_text(const struct profile *p, const struct summary *s)
     return buf;
 }
 
+/* ------------------------------------------------------------------ waiting */
+
+#define WAIT_SHOWN 5           /* rows of "where it waited" */
+#define WAIT_LARGE 0.2         /* shown when waiting is at least this share of samples */
+#define WAIT_CALLERS 3         /* callers named after the leaf */
+
+struct wait_row {
+    uint32_t fn[1 + WAIT_CALLERS]; /* leaf first; UINT32_MAX past the stack's end */
+    uint64_t n;
+};
+
+static int wait_row_cmp(const void *a, const void *b)
+{
+    const struct wait_row *x = a, *y = b;
+    if (x->n != y->n) return x->n < y->n ? 1 : -1;
+    return memcmp(x->fn, y->fn, sizeof x->fn);
+}
+
+/* When the table counts running samples and waiting is a large share: the waiting
+ * stacks' most common leaves, each with its callers, so that what the table leaves
+ * out is not out of sight. */
+static void where_waited(FILE *out, const struct profile *p, const struct summary *s)
+{
+    const struct summary_share *wait = &s->state[PROFILE_WAITING];
+    if (p->kind != PROFILE_CPU || s->only_state != PROFILE_RUNNING || wait->share < WAIT_LARGE ||
+        !wait->n)
+        return;
+    const char *why;
+    struct summary *w = summary_build_state(p, s->type, PROFILE_WAITING, &why);
+    struct wait_row *rows = w ? calloc(p->n_samples + 1, sizeof *rows) : NULL;
+    size_t n = 0;
+    for (size_t i = 0; rows && i < p->n_samples; i++) {
+        if (p->samples[i].state != PROFILE_WAITING) continue;
+        const struct profile_stack *st = &p->stacks[p->samples[i].stack];
+        struct wait_row r = {.n = 1};
+        uint32_t k = 0;
+        for (uint32_t d = 0; d < st->depth && k <= WAIT_CALLERS; d++) {
+            uint32_t fn = w->function_of_frame[st->frames[d]];
+            if (k && r.fn[k - 1] == fn) continue; /* one function's inlined frames: once */
+            r.fn[k++] = fn;
+        }
+        for (; k <= WAIT_CALLERS; k++)
+            r.fn[k] = UINT32_MAX;
+        rows[n++] = r;
+    }
+    if (rows) {
+        qsort(rows, n, sizeof *rows, wait_row_cmp);
+        size_t m = 0; /* runs of equal rows merged */
+        for (size_t i = 0; i < n; i++) {
+            if (m && !memcmp(rows[m - 1].fn, rows[i].fn, sizeof rows[i].fn))
+                rows[m - 1].n += rows[i].n;
+            else
+                rows[m++] = rows[i];
+        }
+        qsort(rows, m, sizeof *rows, wait_row_cmp);
+        fprintf(out, "\n  where it waited (%.1f%% of all samples; --state waiting for its table):\n",
+                100 * wait->share);
+        for (size_t i = 0; i < m && i < WAIT_SHOWN; i++) {
+            fprintf(out, "  %5.1f%%  ", 100.0 * (double)rows[i].n / (double)s->n_samples_all);
+            for (int k = 0; k <= WAIT_CALLERS && rows[i].fn[k] != UINT32_MAX; k++) {
+                char *name = escape_utf8_dup(w->functions[rows[i].fn[k]].name, "");
+                fprintf(out, "%s%s", k ? " ← " : "", name ? name : "?");
+                free(name);
+            }
+            fputc('\n', out);
+        }
+    }
+    free(rows);
+    summary_free(w);
+}
+
 static void footer(FILE *out, const struct profile *p, const struct summary *s)
 {
     int any_insignificant = 0;
@@ -428,7 +629,9 @@ int report_write(const struct profile *p, const struct summary *s, FILE *out, in
 {
     header(out, p, s);
     split(out, p, s);
+    processes(out, p, s);
     table(out, p, s, flags);
+    where_waited(out, p, s);
     footer(out, p, s);
     return fflush(out) || ferror(out) ? -EIO : 0;
 }

@@ -79,7 +79,7 @@ static void write_node(const struct cpuprofile *c, size_t id, const uint32_t *ki
         file = s->functions[n->fn].file;
         line = s->functions[n->fn].line;
     } else if (n->fn != UINT32_MAX) {
-        name = root = export_thread_root(s->profile, n->fn - s->n_functions);
+        name = root = export_thread_title(s->profile, n->fn - s->n_functions);
         if (!root) name = "thread";
     }
     fprintf(out, "%s\n{\"id\":%zu,\"callFrame\":{\"functionName\":", id ? "," : "", id + 1);
@@ -119,12 +119,21 @@ static int write_cpuprofile(const struct profile *p, const struct summary *s, FI
     uint32_t *kids = NULL;
     size_t *first = NULL;
     if (!order || !leaf || child(&c, 0, UINT32_MAX) < 0) goto out;
+    /* DevTools' own mark for time a thread did not run: with every state exported,
+     * waiting samples are "(idle)" (their stacks are in speedscope and folded). */
+    int64_t idle = child(&c, 0, UINT32_MAX - 1);
+    if (idle < 0) goto out;
     for (size_t i = 0; i < p->n_samples; i++)
         if (export_value(s, i)) order[n_order++] = i;
     if (!sorted_by_time(p, order, n_order) && export_sort_by_time(p, order, n_order)) goto out;
 
     for (size_t k = 0; k < n_order; k++) {
         const struct profile_sample *sm = &p->samples[order[k]];
+        if (export_waiting(s, order[k])) {
+            leaf[k] = (uint32_t)idle;
+            c.nodes[idle].hits++;
+            continue;
+        }
         int added;
         uint32_t *slot =
             intmap_slot(&leaf_of, ((uint64_t)sm->thread << 32 | sm->stack) + 1, &added);
@@ -141,9 +150,7 @@ static int write_cpuprofile(const struct profile *p, const struct summary *s, FI
         leaf[k] = (uint32_t)node;
         c.nodes[node].hits++;
     }
-    int64_t idle = child(&c, 0, UINT32_MAX - 1);
-    if (idle < 0) goto out;
-    c.nodes[idle].hits = 1;
+    c.nodes[idle].hits++; /* the closing sample */
 
     /* Children lists, in creation order. */
     kids = malloc(c.n_nodes * sizeof *kids);
@@ -197,4 +204,4 @@ out:
     return rc;
 }
 
-const struct writer writer_cpuprofile = {"cpuprofile", ".cpuprofile", write_cpuprofile};
+const struct writer writer_cpuprofile = {"cpuprofile", ".cpuprofile", write_cpuprofile, 0};

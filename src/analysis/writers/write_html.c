@@ -203,6 +203,16 @@ static void put_threads(FILE *out, const struct profile *p)
             fputs("null", out);
         fputs(",\"name\":", out);
         escape_json(out, th->name);
+        fprintf(out, ",\"process\":%d}", (int)th->process);
+    }
+    fputs("],\n\"processes\":[", out);
+    for (size_t k = 0; k < p->n_processes; k++) {
+        const struct profile_process *q = &p->processes[k];
+        fprintf(out, "%s{\"pid\":%" PRId64 ",\"ppid\":%" PRId64 ",\"name\":", k ? "," : "",
+                q->pid, q->ppid);
+        escape_json(out, q->name);
+        fputs(",\"chain\":", out);
+        escape_json(out, q->chain);
         fputc('}', out);
     }
     fputs("],\n", out);
@@ -336,4 +346,4 @@ int write_html_diff(const struct diff *d, FILE *out)
     return write_page(d->now->profile, d->now, d, out);
 }
 
-const struct writer writer_html = {"html", ".html", write_html};
+const struct writer writer_html = {"html", ".html", write_html, 1};

@@ -231,6 +231,14 @@ static int put_samples(struct pprof *w, const struct pprof_sample *v, size_t n)
         state[k] = sid(w, states[k]);
     uint64_t *thread = malloc((p->n_threads + 1) * sizeof *thread);
     if (!thread) return -ENOMEM;
+    /* A process tree: a `process` label ("gzip [1234]") and a numeric `pid`. */
+    uint64_t process_key = sid(w, "process"), pid_key = sid(w, "pid");
+    uint64_t *process = calloc(p->n_processes + 1, sizeof *process);
+    if (!process) return free(thread), -ENOMEM;
+    for (size_t k = 0; k < p->n_processes; k++) {
+        char buf[512];
+        process[k] = sid(w, profile_process_label(p, (int32_t)k, buf, sizeof buf));
+    }
     for (size_t t = 0; t < p->n_threads; t++)
         thread[t] = sid(w, p->threads[t].name ? p->threads[t].name : p->threads[t].label);
     size_t nv = p->n_sample_types;
@@ -247,6 +255,19 @@ static int put_samples(struct pprof *w, const struct pprof_sample *v, size_t n)
         pb_put_uint(&w->b, LABEL_KEY, thread_key);
         pb_put_uint(&w->b, LABEL_STR, thread[v[i].thread]);
         pb_end(&w->b, lm);
+        int32_t pr = p->threads[v[i].thread].process;
+        if (p->n_processes > 1 && pr >= 0) {
+            lm = pb_begin(&w->b, SAMPLE_LABEL);
+            pb_put_uint(&w->b, LABEL_KEY, process_key);
+            pb_put_uint(&w->b, LABEL_STR, process[pr]);
+            pb_end(&w->b, lm);
+            if (p->processes[pr].pid >= 0) {
+                lm = pb_begin(&w->b, SAMPLE_LABEL);
+                pb_put_uint(&w->b, LABEL_KEY, pid_key);
+                pb_put_uint(&w->b, LABEL_NUM, (uint64_t)p->processes[pr].pid);
+                pb_end(&w->b, lm);
+            }
+        }
         if (p->kind == PROFILE_CPU) {
             lm = pb_begin(&w->b, SAMPLE_LABEL);
             pb_put_uint(&w->b, LABEL_KEY, state_key);
@@ -256,6 +277,7 @@ static int put_samples(struct pprof *w, const struct pprof_sample *v, size_t n)
         pb_end(&w->b, m);
     }
     free(thread);
+    free(process);
     return 0;
 }
 
@@ -372,4 +394,4 @@ out:
     return rc;
 }
 
-const struct writer writer_pprof = {"pprof", ".pb.gz", write_pprof};
+const struct writer writer_pprof = {"pprof", ".pb.gz", write_pprof, 1};

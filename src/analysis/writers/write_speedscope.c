@@ -63,17 +63,31 @@ static void write_frames(const struct summary *s, FILE *out)
     fputs("]}", out);
 }
 
+/* Sample i in the profile of `part`: -1 every sample the summary counts; with every
+ * state exported, 0 its running and 1 its waiting samples, each a profile of its own. */
+static int64_t part_value(const struct summary *s, size_t i, int part)
+{
+    if (part >= 0 && export_waiting(s, i) != part) return 0;
+    return export_value(s, i);
+}
+
 /* One thread's profile over its samples (indices into the profile, in order). */
 static int write_thread(const struct summary *s, size_t t, const size_t *idx, size_t n,
-                        char **stacks, FILE *out, int first)
+                        char **stacks, FILE *out, int first, int part)
 {
     const struct profile *p = s->profile;
     int64_t total = 0;
     for (size_t i = 0; i < n; i++)
-        total += export_value(s, idx[i]);
-    char *name = export_thread_root(p, t);
+        total += part_value(s, idx[i], part);
+    char *name = export_thread_title(p, t);
     if (!name) return -ENOMEM;
     fputs(first ? "\n{\"type\":\"sampled\",\"name\":" : ",\n{\"type\":\"sampled\",\"name\":", out);
+    if (part == 1) {
+        char *w = NULL;
+        if (asprintf(&w, "%s " EXPORT_WAITING_FRAME, name) < 0) w = NULL;
+        free(name);
+        if (!(name = w)) return -ENOMEM;
+    }
     size_t untimed = 0;
     for (size_t i = 0; i < n; i++)
         untimed += p->samples[idx[i]].time_ns < 0 && export_value(s, idx[i]);
@@ -97,7 +111,7 @@ static int write_thread(const struct summary *s, size_t t, const size_t *idx, si
     size_t runs = 0;
     uint32_t last = UINT32_MAX;
     for (size_t i = 0; i < n; i++) {
-        int64_t v = export_value(s, idx[i]);
+        int64_t v = part_value(s, idx[i], part);
         uint32_t st = p->samples[idx[i]].stack;
         if (!v) continue;
         if (runs && st == last) {
@@ -147,17 +161,20 @@ static int write_speedscope(const struct profile *p, const struct summary *s, FI
     write_frames(s, out);
     fputs(",\"profiles\":[", out);
     int written = 0;
-    for (size_t t = 0; t < p->n_threads; t++) {
-        int any = 0;
-        for (size_t i = start[t]; i < start[t + 1] && !any; i++)
-            any = export_value(s, idx[i]) != 0;
-        /* A thread with nothing to show is left out, unless no thread has anything. */
-        if (!any && (written || t + 1 < p->n_threads)) continue;
-        if ((rc = write_thread(s, t, idx + start[t], start[t + 1] - start[t], stacks, out,
-                               !written)))
-            goto out;
-        written++;
-    }
+    /* With every state: a thread's running samples, then its waiting ones apart. */
+    int parts = export_marks_waiting(s) ? 2 : 1;
+    for (size_t t = 0; t < p->n_threads; t++)
+        for (int part = 0; part < parts; part++) {
+            int any = 0, as = parts == 2 ? part : -1;
+            for (size_t i = start[t]; i < start[t + 1] && !any; i++)
+                any = part_value(s, idx[i], as) != 0;
+            /* A thread with nothing to show is left out, unless no thread has anything. */
+            if (!any && (written || t + 1 < p->n_threads || part + 1 < parts)) continue;
+            if ((rc = write_thread(s, t, idx + start[t], start[t + 1] - start[t], stacks, out,
+                                   !written, as)))
+                goto out;
+            written++;
+        }
     fputs("]}\n", out);
     rc = ferror(out) ? -EIO : 0;
 out:
@@ -167,4 +184,4 @@ out:
     return rc;
 }
 
-const struct writer writer_speedscope = {"speedscope", ".speedscope.json", write_speedscope};
+const struct writer writer_speedscope = {"speedscope", ".speedscope.json", write_speedscope, 0};

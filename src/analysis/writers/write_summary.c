@@ -3,6 +3,7 @@
  * (summary.h) as it is; nothing is recomputed here.
  *
  *   {"format": "kestrel-summary", "version": 1, "source", "kind": "cpu"|"heap",
+ *    "counts": "running"|"waiting"|"all" (CPU: the samples counted below),
  *    "sample_type": {"type", "unit"},
  *    "totals": {"value", "samples", "wall_ns", "rate_hz", "requested_hz", "period",
  *               "threads", "dropped", "truncated", "engine"},
@@ -192,7 +193,14 @@ static int write_summary(const struct profile *p, const struct summary *s, FILE 
     const struct profile_sample_type *ty = &p->sample_types[s->type];
     fputs("{\"format\":\"kestrel-summary\",\"version\":1,", out);
     put_str(out, "source", p->source);
-    fprintf(out, ",\"kind\":\"%s\",\n\"sample_type\":{", p->kind == PROFILE_HEAP ? "heap" : "cpu");
+    fprintf(out, ",\"kind\":\"%s\",", p->kind == PROFILE_HEAP ? "heap" : "cpu");
+    /* Which samples the totals, functions and lines count (a CPU profile's). */
+    if (p->kind == PROFILE_CPU)
+        fprintf(out, "\"counts\":\"%s\",",
+                s->only_state == PROFILE_RUNNING   ? "running"
+                : s->only_state == PROFILE_WAITING ? "waiting"
+                                                   : "all");
+    fputs("\n\"sample_type\":{", out);
     put_str(out, "type", ty->type);
     putc(',', out);
     put_str(out, "unit", ty->unit);
@@ -211,4 +219,4 @@ static int write_summary(const struct profile *p, const struct summary *s, FILE 
     return ferror(out) ? -EIO : 0;
 }
 
-const struct writer writer_summary = {"summary", ".profile.json", write_summary};
+const struct writer writer_summary = {"summary", ".profile.json", write_summary, 0};

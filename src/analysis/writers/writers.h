@@ -3,7 +3,7 @@
  * the aggregation already computed for it (a writer never re-derives a share).
  *
  * A writer declares itself as
- *     const struct writer writer_folded = {"folded", ".folded", write_folded};
+ *     const struct writer writer_folded = {"folded", ".folded", write_folded, 0};
  * and writers.c lists it in the one table that `kestrel export` and `kestrel record`
  * iterate. */
 #ifndef KESTREL_WRITERS_H
@@ -20,6 +20,11 @@ struct writer {
      * the profile cannot be expressed in this format). Prints nothing; the caller
      * reports failures and removes the partial file. */
     int (*write)(const struct profile *p, const struct summary *s, FILE *out);
+    /* 1: the format holds every sample with its state (pprof's `state` label, the
+     * viewer's own state selector) and is given the summary of every state. 0 (the
+     * flame-graph formats and profile.json): the samples of the state asked for,
+     * on-CPU by default. */
+    int every_state;
 };
 
 /* Every writer, in FORMATS.md §3 order; n gets the count. */
