@@ -454,6 +454,8 @@ static int analyse_run(const struct record_options *o, const char *stem,
     int own = raw && gen0 && (!access(raw, F_OK) || !access(gen0, F_OK));
     int any = own || tree_has_profiles(r->raw_dir);
     if (!own) {
+        /* Said either way; a failure only when nothing at all is left to report (a
+         * program that ends by _exit, as dash does, leaves its children's profiles). */
         const char *why = any ? ", only its child processes did" : "";
         if (WIFSIGNALED(status))
             fprintf(stderr, "kestrel: %s: the program left no profile (killed by SIG%s)%s\n",
@@ -468,7 +470,7 @@ static int analyse_run(const struct record_options *o, const char *stem,
         else
             fprintf(stderr, "kestrel: %s: the program left no profile%s\n",
                     raw ? raw : r->raw_dir, why);
-        failed = 1;
+        failed = !any;
     }
     if (any && analyse(r->raw_dir, stem, o, out, out_name)) failed = 1;
     free(raw);
