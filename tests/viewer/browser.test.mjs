@@ -379,6 +379,36 @@ test('hand-made page: a missing source says why; markup in the title is text', a
     await page.close();
 });
 
+test('a process tree: the Process selector keeps one process, threads are named by it', async () => {
+    const d = cpuData();
+    d.processes = [{pid: 100, ppid: 1, name: 'demo', chain: null}, {pid: 200, ppid: 100, name: 'helper', chain: 'sh → helper'}];
+    d.threads[0].process = 0;
+    d.threads[1].process = 1;
+    const page = await open(writePage(TEMPLATE, d, join(work, 'tree.html')));
+    assert.equal(await page.locator('#process-box').isHidden(), false);
+    const opts = await page.$$eval('#process option', (os) => os.map((o) => o.textContent));
+    assert.deepEqual(opts, ['all processes', 'demo [100]', 'helper [200] (sh → helper)']);
+    const threads = await page.$$eval('#thread option', (os) => os.map((o) => o.textContent));
+    assert.ok(threads.some((t) => t.startsWith('helper [200] thread-1')), threads.join(' | '));
+    assert.ok(await box(page, 'worker'));
+    await page.selectOption('#process', '0');
+    await settle(page);
+    assert.equal(await box(page, 'worker'), null, 'the other process is filtered out');
+    assert.ok(await box(page, 'hot_loop'));
+    await page.selectOption('#process', '1');
+    await settle(page);
+    assert.ok(await box(page, 'worker'));
+    assert.equal(await box(page, 'cold_path'), null);
+    assert.deepEqual(page.errors, []);
+    await page.close();
+});
+
+test('a profile of one process has no Process selector', async () => {
+    const page = await open(writePage(TEMPLATE, cpuData(), join(work, 'one.html')));
+    assert.equal(await page.locator('#process-box').isHidden(), true);
+    await page.close();
+});
+
 test('the page without a profile says so', async () => {
     const page = await open(TEMPLATE);
     assert.match(await text(page, '#empty'), /No profile in this page/);
