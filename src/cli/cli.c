@@ -58,10 +58,11 @@ static char **tree_list(const char *dir, size_t *n)
 }
 
 /* Whether a process (one raw profile) is the one --process names: its pid, or the
- * name it was invoked by. */
+ * name it was invoked by. A profile that says nothing of its process (a pprof file)
+ * is not told apart. */
 static int process_wanted(const struct profile *p, const char *want)
 {
-    if (!want) return 1;
+    if (!want || (!p->n_processes && p->meta.pid < 0)) return 1;
     char *end;
     long long pid = strtoll(want, &end, 10);
     if (*want && !*end) return p->meta.pid == pid;
