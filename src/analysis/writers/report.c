@@ -260,9 +260,31 @@ static void processes(FILE *out, const struct profile *p, const struct summary *
         all[pr]++;
         if (counted(s, &p->samples[i])) count[pr]++;
     }
+    /* A build runs hundreds of processes: the root and those with the most samples
+     * counted (then CPU) are listed, in the order they started, the rest summed. */
+    unsigned char *shown = calloc(n, 1);
+    size_t *rank = malloc(n * sizeof *rank);
+    for (size_t i = 0; shown && rank && cpu && count && i < n; i++)
+        rank[i] = i;
+    for (size_t i = 1; shown && rank && cpu && count && i < n; i++) /* insertion: n is small */
+        for (size_t j = i; j > 0; j--) {
+            size_t a = rank[j - 1], b = rank[j];
+            if (count[a] > count[b] || (count[a] == count[b] && cpu[a] >= cpu[b])) break;
+            rank[j - 1] = b, rank[j] = a;
+        }
+    for (size_t i = 0; shown && rank && i < n && i < REPORT_PROCESSES; i++)
+        shown[rank[i]] = 1;
+    if (shown) shown[0] = 1;
     fprintf(out, "\n  %8s %8s %10s %8s  %s\n", "PID", "PARENT", "CPU", "SAMPLES", "PROGRAM");
-    for (size_t i = 0; cpu && count && all && i < n; i++) {
+    size_t rest = 0;
+    int64_t rest_cpu = 0;
+    uint64_t rest_count = 0;
+    for (size_t i = 0; cpu && count && all && shown && rank && i < n; i++) {
         const struct profile_process *pr = &p->processes[i];
+        if (!shown[i]) {
+            rest++, rest_cpu += cpu[i], rest_count += count[i];
+            continue;
+        }
         char c[32];
         if (k >= 0)
             fmt_value(c, sizeof c, cpu[i], "nanoseconds");
@@ -281,10 +303,16 @@ static void processes(FILE *out, const struct profile *p, const struct summary *
         }
         fputc('\n', out);
     }
+    if (rest) {
+        char c[32];
+        fmt_value(c, sizeof c, rest_cpu, "nanoseconds");
+        fprintf(out, "  %8s %8s %10s %8" PRIu64 "  and %zu more process%s (--process PID|NAME)\n",
+                "", "", k >= 0 ? c : "?", rest_count, rest, rest == 1 ? "" : "es");
+    }
     if (s->only_state != SUMMARY_ALL_STATES)
         fprintf(out, "  (SAMPLES counts the %s samples, as the table below)\n",
                 s->only_state == PROFILE_RUNNING ? "running" : "waiting");
-    free(cpu), free(count), free(all);
+    free(cpu), free(count), free(all), free(shown), free(rank);
 }
 
 /* For each of the shown functions, which processes its samples are from: its self

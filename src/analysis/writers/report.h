@@ -23,6 +23,7 @@
  * spaces before each, each ending in a newline; "" when it says nothing), for the
  * viewer's banner. malloc'd; NULL when memory runs out. */
 char *report_walks_text(const struct profile *p, const struct summary *s);
+#define REPORT_PROCESSES 12       /* rows of a tree's process table; the rest summed */
 
 /* Colour only when out is a terminal and NO_COLOR is unset (https://no-color.org). */
 int report_wants_colour(FILE *out);
