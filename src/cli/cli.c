@@ -101,7 +101,10 @@ static struct profile *load_tree(const char *dir, const struct cli_load_options 
     if (!parts)
         fprintf(stderr, "kestrel: %s: out of memory\n", dir);
     else if (!n)
-        fprintf(stderr, "kestrel: %s: no raw profile in it (<pid>.raw.json)\n", dir);
+        fprintf(stderr,
+                "kestrel: %s: is a directory with no raw profile in it (a STEM.raw folder "
+                "holds <pid>.raw.json files)\n",
+                dir);
     else if (!kept && o->process && seen)
         fprintf(stderr, "kestrel: %s: no process %s in the tree\n", dir, o->process);
     else if (kept && !(tree = profile_merge_tree((const struct profile *const *)parts, kept, why,

@@ -6,6 +6,8 @@
 // EXPECT.json: {"profiles": [{"name": S|null, "unit": S, "stacks": [
 //                 {"frames": [{"name": S, "file": S, "line": N}, ...root first],
 //                  "weight": N}, ...]}]}
+// An expected profile may give "idle_weight": N, weight imported as idle time (the
+// "(idle)" node of a cpuprofile), which is in the total and on no stack.
 // Every profile speedscope built must match one expected profile in order: its name
 // (unless null), its weight unit, and, for every distinct root-to-leaf path, the
 // self weight speedscope attributes to it (identical paths summed). Frames compare
@@ -132,6 +134,8 @@ function compare(file, got, want) {
         errs.push(`${where}: stack ${k}: weight ${gw}, wrote ${wt}`)
     }
     for (const k of gotMap.keys()) if (!wantMap.has(k)) errs.push(`${where}: stack not written: ${k}`)
+    // Time speedscope imports as idle (a cpuprofile's "(idle)" node): in the total only.
+    total += w.idle_weight || 0
     if (Math.abs(g.total - total) > 1e-6 * Math.max(1, total))
       errs.push(`${where}: total weight ${g.total}, wrote ${total}`)
     if (wantMap.size === 0) errs.push(`${where}: the expectation has no stacks (nothing would be checked)`)

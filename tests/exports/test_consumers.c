@@ -245,25 +245,31 @@ static void expect_speedscope(const struct profile *p, const struct summary *s, 
                               const char *name)
 {
     json_t *profiles = json_array();
-    for (size_t t = 0; t < p->n_threads; t++) {
+    /* Exported with every state: a thread's running samples, then its waiting ones in a
+     * profile of their own ("<root> [waiting]"). */
+    int marks = s->only_state == SUMMARY_ALL_STATES && p->kind == PROFILE_CPU;
+    for (size_t t = 0; t < p->n_threads; t++)
+        for (int part = 0; part <= marks; part++) {
         json_t *stacks = json_array();
         for (size_t i = 0; i < p->n_samples; i++) {
             int64_t v = profile_values(p, i)[s->type];
             if (p->samples[i].thread != t || !v) continue;
+            if (marks && p->samples[i].state != part) continue;
             const struct profile_stack *st = &p->stacks[p->samples[i].stack];
             json_t *frames = json_array();
             for (uint32_t d = st->depth; d-- > 0;)
                 json_array_append_new(frames, speedscope_frame(p, s, st->frames[d]));
             json_array_append_new(stacks, json_pack("{s:o, s:I}", "frames", frames, "weight", v));
         }
-        char *r = thread_root(p, t);
+        char *r = thread_root(p, t), *named = NULL;
+        if (part && asprintf(&named, "%s [waiting]", r) < 0) abort();
         if (json_array_size(stacks))
-            json_array_append_new(
-                profiles, json_pack("{s:s, s:s, s:o}", "name", r, "unit", unit, "stacks", stacks));
+            json_array_append_new(profiles, json_pack("{s:s, s:s, s:o}", "name", named ? named : r,
+                                                      "unit", unit, "stacks", stacks));
         else
             json_decref(stacks);
-        free(r);
-    }
+        free(r), free(named);
+        }
     dump(json_pack("{s:o}", "profiles", profiles), name);
 }
 
@@ -273,18 +279,27 @@ static void expect_cpuprofile(const struct profile *p, const struct summary *s, 
                               const char *name)
 {
     json_t *stacks = json_array();
+    double idle = 0;
     for (size_t i = 0; i < p->n_samples; i++) {
         int64_t v = profile_values(p, i)[s->type];
         if (!v) continue;
         const struct profile_stack *st = &p->stacks[p->samples[i].stack];
         json_t *frames = json_array();
+        /* With every state, a waiting sample is V8's "(idle)", which speedscope takes
+         * as idle time: no stack of its own. */
+        if (s->only_state == SUMMARY_ALL_STATES && p->samples[i].state == PROFILE_WAITING) {
+            idle += (double)v * ns_per_value / 1000.0;
+            json_decref(frames);
+            continue;
+        }
         json_array_append_new(frames, root_frame(p, p->samples[i].thread));
         for (uint32_t d = st->depth; d-- > 0;)
             json_array_append_new(frames, speedscope_frame(p, s, st->frames[d]));
         json_array_append_new(stacks, json_pack("{s:o, s:f}", "frames", frames, "weight",
                                                 (double)v * ns_per_value / 1000.0));
     }
-    json_t *prof = json_pack("{s:n, s:s, s:o}", "name", "unit", "microseconds", "stacks", stacks);
+    json_t *prof = json_pack("{s:n, s:s, s:o, s:f}", "name", "unit", "microseconds", "stacks", stacks,
+                             "idle_weight", idle);
     dump(json_pack("{s:[o]}", "profiles", prof), name);
 }
 
@@ -369,6 +384,13 @@ static void check_folded(const struct profile *p, const struct summary *s, const
                 hostile_of_frame[f] >= 0 ? names[hostile_of_frame[f]].folded : p->frames[f].name;
             char *t2;
             if (asprintf(&t2, "%s;%s", text, nm) < 0) abort();
+            free(text), text = t2;
+        }
+        /* Exported with every state, a waiting sample's stack ends in [waiting]. */
+        if (s->only_state == SUMMARY_ALL_STATES && p->kind == PROFILE_CPU &&
+            p->samples[i].state == PROFILE_WAITING) {
+            char *t2;
+            if (asprintf(&t2, "%s;[waiting]", text) < 0) abort();
             free(text), text = t2;
         }
         size_t k = 0;
