@@ -93,9 +93,9 @@ check "--process of no process: an error ($rc)" test $rc -eq 1 -a -n "$(grep 'no
 "$k" report "$t/mk.raw" >"$t/again" 2>&1
 check "report of STEM.raw: the tree again" grep -qE " hot \[$x_pid\] +hot_b " "$t/again"
 # Exports: each process its own root.
-check "folded: hot a's root" grep -q "^hot \[$a_pid\];main-0;.*;hot_a [0-9]" "$t/mk.folded"
+check "folded: hot a's root" grep -qE "^hot \[$a_pid\];main-0;(.*;)?hot_a [0-9]" "$t/mk.folded"
 check "folded: the exec'd one's root, both its programs" \
-  bash -c 'grep -q "^hot \[$1\];main-0;.*;hot_a [0-9]" "$2" && grep -q "^hot \[$1\];main-0;.*;hot_b [0-9]" "$2"' _ "$x_pid" "$t/mk.folded"
+  bash -c 'grep -qE "^hot \[$1\];main-0;(.*;)?hot_a [0-9]" "$2" && grep -qE "^hot \[$1\];main-0;(.*;)?hot_b [0-9]" "$2"' _ "$x_pid" "$t/mk.folded"
 check "folded: hot_b only in the exec'd process" bash -c '! grep "hot_b [0-9]" "$1" | grep -qv "^hot \[$2\];"' _ "$t/mk.folded" "$x_pid"
 python3 - "$t/mk.speedscope.json" "$a_pid" "$x_pid" <<'PY' || { echo "FAIL: speedscope: a profile per process and thread"; fail=1; }
 import json, sys
