@@ -38,8 +38,8 @@ for label, image, argv in cases:
     c.check("not valid JSON" not in p.stderr, "%s: the raw file read: %s" % (label, p.stderr[-500:]))
     for ext in (".speedscope.json", ".cpuprofile", ".folded", ".pb.gz", ".profile.json", ".html"):
         c.check(os.path.exists(stem + ext), "%s: export %s written" % (label, ext))
-    raws = [os.path.join(d_, f) for f in os.listdir(d_)
-            if f.startswith(label + ".") and f.endswith(".raw.json")]
+    raws = [os.path.join(stem + ".raw", f) for f in os.listdir(stem + ".raw")
+            if f.endswith(".raw.json")] if os.path.isdir(stem + ".raw") else []
     c.check(len(raws) == 1, "%s: one raw file: %s" % (label, raws))
     report = subprocess.run([kestrel, "report"] + raws[:1], capture_output=True, text=True).stdout
     try:

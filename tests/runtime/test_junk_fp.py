@@ -16,14 +16,15 @@ d_ = tmpdir()
 exe = prog("prog_junkfp")
 stem = os.path.join(d_, "junk")
 env = dict(os.environ, KESTREL_PROFILE_ENGINE=ENGINE)
-p = subprocess.run([os.path.join(BUILD, "bin", "kestrel"), "record", "-o", stem, "--", exe, "400"],
+p = subprocess.run([os.path.join(BUILD, "bin", "kestrel"), "record", "-o", stem,
+                    "--report=/dev/stdout", "--", exe, "400"],
                    env=env, timeout=300, capture_output=True, text=True)
 c.check(p.returncode == 0, "kestrel record exit %d, stderr %s" % (p.returncode, p.stderr))
 c.check("not valid JSON" not in p.stderr, "the raw file read: %s" % p.stderr)
 c.check("junk_loop" in p.stdout and "SELF%" in p.stdout, "a report: %s" % p.stdout[:2000])
 for ext in (".speedscope.json", ".cpuprofile", ".folded", ".pb.gz", ".profile.json", ".html"):
     c.check(os.path.exists(stem + ext), "export %s written" % ext)
-raws = glob.glob(stem + ".*.raw.json")
+raws = glob.glob(stem + ".raw/*.raw.json")
 c.check(len(raws) == 1, "one raw file: %s" % raws)
 d = load(raws[0]) if raws else {"images": [], "stacks": [], "samples": []}
 validate(d, c, "prog_junkfp")

@@ -23,7 +23,8 @@ def record(name):
     # Frame-pointer walks: what this checks is how kestrel reports the stacks a frame-
     # pointer walk cannot complete (the default, CFI, completes them: tests/unwind).
     env = dict(os.environ, KESTREL_PROFILE_ENGINE=ENGINE, KESTREL_PROFILE_UNWIND="fp")
-    p = subprocess.run([kestrel, "record", "--heap", "-o", stem, "--", prog(name), "1500"],
+    p = subprocess.run([kestrel, "record", "--heap", "-o", stem, "--report=/dev/stdout", "--",
+                        prog(name), "1500"],
                        env=env, timeout=300, capture_output=True, text=True)
     c.check(p.returncode == 0, "%s: kestrel record exit %d: %s" % (name, p.returncode, p.stderr))
     out = {}

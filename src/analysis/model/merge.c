@@ -184,6 +184,8 @@ static int add_part(struct profile *into, const struct profile *p, int32_t proce
     /* What each run said about itself, for the tree. */
     into->meta.dropped += p->meta.dropped;
     into->meta.truncated += p->meta.truncated;
+    for (size_t k = 0; k < PROFILE_STACK_ENDS; k++)
+        into->meta.end_samples[k] += p->meta.end_samples[k];
     for (size_t i = 0; !rc && i < p->meta.n_tables; i++) {
         const struct profile_table *t = &p->meta.tables[i];
         struct profile_table *u = NULL;
@@ -269,6 +271,10 @@ struct profile *profile_merge_tree(const struct profile *const *in, size_t n, ch
     m->requested_hz = root->meta.requested_hz;
     m->start_unix_ns = tree_start;
     m->end_unix_ns = tree_end;
+    /* How walks ended is known for the tree when it is for every process. */
+    m->ends_known = 1;
+    for (size_t i = 0; i < n; i++)
+        m->ends_known &= in[i]->meta.ends_known;
     const struct profile *last_of_root = parts[groups[0].first + groups[0].n - 1].p;
     if ((last_of_root->meta.exe && !(m->exe = dup_opt(last_of_root->meta.exe))) ||
         (root->meta.platform && !(m->platform = dup_opt(root->meta.platform))) ||
