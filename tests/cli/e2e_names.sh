@@ -30,7 +30,7 @@ check "cargo builds (legacy)" build_rust legacy -Z unstable-options -C symbol-ma
 check "v0 symbols are v0" grep -q '_R.*5names5tally' <(nm "$t/v0/release/names")
 check "legacy symbols are legacy" grep -qE '_ZN5names5tally.*17h[0-9a-f]{16}E' <(nm "$t/legacy/release/names")
 for m in v0 legacy; do
-  out=$($K record -o "$t/$m" -- "$t/$m/release/names" 60 2>"$t/$m.err")
+  out=$($K record --report=/dev/stdout -o "$t/$m" -- "$t/$m/release/names" 60 2>"$t/$m.err")
   check "$m: record exits 0" test $? -eq 0
   check "$m: the trait impl named" grep -qF '<names::Grid<u64> as names::Step>::step' <<<"$out"
   check "$m: the generic function named" grep -qE ' names::tally(::<u32>)? ' <<<"$out"
@@ -51,9 +51,9 @@ done
 # ---- C++ -------------------------------------------------------------------------
 check "g++ builds" g++ -O2 -g -fno-omit-frame-pointer -pthread -o "$t/templates" \
   tests/cli/names/templates.cpp
-$K record -o "$t/cxx" -- "$t/templates" 4000000 >"$t/cxx.report" 2>"$t/cxx.err"
+$K record --report="$t/cxx.report" -o "$t/cxx" -- "$t/templates" 4000000 >/dev/null 2>"$t/cxx.err"
 check "c++: record exits 0" test $? -eq 0
-raw=$(ls "$t"/cxx.*.raw.json)
+raw=$(ls "$t"/cxx.raw/*.raw.json)
 for cols in 80 120; do
   COLUMNS=$cols $K report "$raw" >"$t/r$cols" 2>&1
   check "c++ at $cols: report exits 0" test $? -eq 0

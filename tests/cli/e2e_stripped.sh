@@ -41,7 +41,7 @@ names_of() { # the prog+0x names of a folded file, sorted, one a line
   tr ';' '\n' <"$1" | sed 's/ [0-9]*$//' | grep '^prog+0x' | sort -u
 }
 for run in 1 2; do
-  out=$($K record -o "$t/run$run" -- "$t/bin/prog" 60 2>"$t/run$run.err")
+  out=$($K record --report=/dev/stdout -o "$t/run$run" -- "$t/bin/prog" 60 2>"$t/run$run.err")
   check "run $run: record exits 0" test $? -eq 0
   check "run $run: mix is $mix" grep -qE "^█.* $mix_re +prog$" <<<"$out"
   check "run $run: scan is $scan" grep -qE " $scan_re +prog$" <<<"$out"
@@ -53,7 +53,7 @@ for run in 1 2; do
   check "run $run: one warning line" test "$(grep -c 'without a name' "$t/run$run.err")" -eq 1
 done
 check "the same names in both runs" cmp -s <(names_of "$t/run1.folded") <(names_of "$t/run2.folded")
-raw=$(ls "$t"/run1.*.raw.json)
+raw=$(ls "$t"/run1.raw/*.raw.json)
 
 # A stub of the PLT is named after the function it jumps to, as objdump names it
 # (from .rela.plt and .dynsym, which stripping keeps): a sample placed in printf's.
@@ -87,7 +87,7 @@ objcopy -S --remove-section .gdb_index --remove-section .comment --keep-symbols=
 xz "$t/mini.min"
 cp "$t/bin/prog" "$t/bin/prog.mdi"
 objcopy --add-section .gnu_debugdata="$t/mini.min.xz" "$t/bin/prog.mdi"
-out=$($K record -o "$t/mdi" -- "$t/bin/prog.mdi" 30 2>"$t/mdi.err")
+out=$($K record --report=/dev/stdout -o "$t/mdi" -- "$t/bin/prog.mdi" 30 2>"$t/mdi.err")
 check "minidebuginfo: mix named" grep -qE "^█.* mix +prog\.mdi$" <<<"$out"
 check "minidebuginfo: scan named" grep -qE " scan +prog\.mdi$" <<<"$out"
 
