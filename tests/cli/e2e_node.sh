@@ -15,11 +15,11 @@ check() { # check DESCRIPTION COMMAND...
   if "$@"; then :; else echo "FAIL: $what"; fail=1; fi
 }
 K=build/bin/kestrel
-raw_of() { ls "$t/$1".*.raw.json | head -1; }
-perf_map_of() { echo "/tmp/perf-$(basename "$(raw_of "$1")" | sed 's/^[^.]*\.\([0-9]*\)\.raw\.json$/\1/').map"; }
+raw_of() { ls "$t/$1".raw/*.raw.json | head -1; }
+perf_map_of() { echo "/tmp/perf-$(basename "$(raw_of "$1")" | sed 's/^\([0-9]*\)\.raw\.json$/\1/').map"; }
 
 # In the temporary directory: node writes its own logs (isolate-*-v8.log) there.
-out=$(cd "$t" && "$OLDPWD/$K" record --state running -o "$t/node" -- node --perf-basic-prof \
+out=$(cd "$t" && "$OLDPWD/$K" record --report=/dev/stdout --state running -o "$t/node" -- node --perf-basic-prof \
   "$OLDPWD/tests/cli/names/loop.js" 2>"$t/node.err")
 check "node: record exits 0" test $? -eq 0
 maps+=("$(perf_map_of node)")

@@ -15,12 +15,12 @@ check() { # check DESCRIPTION COMMAND...
 }
 K=build/bin/kestrel
 CC=clang; command -v clang >/dev/null || CC=cc
-raw_of() { ls "$t/$1".*.raw.json | head -1; }
-perf_map_of() { echo "/tmp/perf-$(basename "$(raw_of "$1")" | sed 's/^[^.]*\.\([0-9]*\)\.raw\.json$/\1/').map"; }
+raw_of() { ls "$t/$1".raw/*.raw.json | head -1; }
+perf_map_of() { echo "/tmp/perf-$(basename "$(raw_of "$1")" | sed 's/^\([0-9]*\)\.raw\.json$/\1/').map"; }
 
 # ---- the vdso ----------------------------------------------------------------------
 check "build vdso" $CC -O2 -g -o "$t/vdso" tests/cli/names/vdso.c
-out=$($K record -o "$t/vdso" -- "$t/vdso" 4000000 2>"$t/vdso.err")
+out=$($K record --report=/dev/stdout -o "$t/vdso" -- "$t/vdso" 4000000 2>"$t/vdso.err")
 check "vdso: record exits 0" test $? -eq 0
 check "vdso: the raw file carries its bytes" python3 - "$(raw_of vdso)" <<'PY'
 import base64, json, sys
@@ -36,7 +36,7 @@ check "vdso: no raw address of it" bash -c '! grep -q "linux-vdso.so.1+0x" <<<"$
 # ---- a remapped text and anonymous JIT code ---------------------------------------
 check "build remap" $CC -O2 -g -fno-omit-frame-pointer -fno-stack-protector -o "$t/remap" \
   tests/cli/names/remap.c
-out=$($K record -o "$t/remap" -- "$t/remap" 150000000 2>"$t/remap.err")
+out=$($K record --report=/dev/stdout -o "$t/remap" -- "$t/remap" 150000000 2>"$t/remap.err")
 check "remap: record exits 0" test $? -eq 0
 maps+=("$(perf_map_of remap)")
 check "remap: the mappings are images of the raw file" python3 - "$(raw_of remap)" <<'PY'
