@@ -44,7 +44,8 @@ c.check(p["past_limits"]["samples"] == 0, "nothing went past both tables")
 c.check(p["dropped"] == 0, "nothing dropped: %d" % p["dropped"])
 
 total_samples = check_counts(c, p, cpu_ns, HZ)
-agg = counts(p)[1]
+rows, agg = counts(p)
+running = sum(x[2] for x in rows + agg if x[1] == 0)
 
 # the CLI: every reader and export that has time says where it ends
 rep = subprocess.run([KESTREL, "report", raw], capture_output=True, text=True)
@@ -63,7 +64,16 @@ if os.path.exists(stem + ".profile.json"):
     t = json.load(open(stem + ".profile.json"))["totals"]
     c.check(t.get("timed_end_ns") == end and t.get("untimed_samples") == sum(x[2] for x in agg),
             "profile.json: timed_end_ns and untimed_samples: %r" % t)
-    c.check(t.get("samples") == total_samples, "profile.json counts every sample: %r" % t.get("samples"))
+    # On-CPU by default, as the report's table: the running samples, timed or not.
+    c.check(t.get("samples") == running, "profile.json counts every running sample (%d): %r"
+            % (running, t.get("samples")))
+    out = stem + ".all.profile.json"
+    e = subprocess.run([KESTREL, "export", "--format", "summary", "--state", "all", "-o", out, raw],
+                       capture_output=True, text=True)
+    c.check(e.returncode == 0, "export summary --state all: %s" % e.stderr)
+    t = json.load(open(out))["totals"] if e.returncode == 0 else {}
+    c.check(t.get("samples") == total_samples, "profile.json --state all counts every sample "
+            "(%d): %r" % (total_samples, t.get("samples")))
 if os.path.exists(stem + ".cpuprofile"):
     cp = json.load(open(stem + ".cpuprofile"))
     c.check(cp["startTime"] < cp.get("timedEndTime", -1) < cp["endTime"],
