@@ -525,6 +525,7 @@ int record_run(const struct record_options *o, char **argv)
     free(lib);
     if (status == -1) {
         if (exec_errno) fprintf(stderr, "kestrel: %s: %s\n", argv[0], strerror(exec_errno));
+        if (r.raw_dir) rmdir(r.raw_dir); /* made for this run and empty: nothing ran */
         paths_free(&r);
         return exec_errno == ENOENT ? 127 : exec_errno ? 126 : 1;
     }

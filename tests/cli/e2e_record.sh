@@ -95,9 +95,10 @@ EOF
 (ulimit -c 0; "$k" run -o "$t/crash" --report="$t/crash.out" "$t/crash.c" >/dev/null 2>"$t/err"); rc=$?
 check "a crash by SIGSEGV passed through ($rc)" test $rc -eq 139
 check "... with the report of its run" grep -qE " spin_then_crash +crash\.c:[0-9]+" "$t/crash.out"
-"$k" record -o "$t/x" -- /nonexistent/program >/dev/null 2>"$t/err"; rc=$?
+"$k" record -o "$t/missing" -- /nonexistent/program >/dev/null 2>"$t/err"; rc=$?
 check "a missing program is 127 ($rc)" test $rc -eq 127
 check "... with one line that says why" diff <(echo "kestrel: /nonexistent/program: No such file or directory") "$t/err"
+check "... and leaves nothing behind" test -z "$(ls -A "$t" | grep "^missing")"
 
 "$k" record -o /nonexistent/dir/x -- true >/dev/null 2>"$t/err"; rc=$?
 check "an unwritable stem is an error before the run ($rc)" test $rc -eq 1
