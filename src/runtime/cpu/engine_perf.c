@@ -50,6 +50,7 @@
 #include "runtime/images.h"
 #include "runtime/interpose.h"
 #include "runtime/cpu/perf_ring.h"
+#include "runtime/cpu/rtfd.h"
 #include "runtime/rtmem.h"
 #include "runtime/cpu/sink.h"
 #include "runtime/unwind/unwind.h"
@@ -93,8 +94,8 @@
 /* A task-clock event, the switch event writing into its ring when privileged, and
  * the ring: a thread's own, or one CPU's for the threads that inherit them. */
 struct pevents {
-    int fd;                /* task clock: samples and SWITCH records; owns the ring */
-    int fd_cs;             /* context-switch samples into fd's ring, or -1 */
+    struct rtfd fd;        /* task clock: samples and SWITCH records; owns the ring */
+    struct rtfd fd_cs;     /* context-switch samples into fd's ring, or fd -1 */
     uint64_t id_cs;        /* the identifier of fd_cs's samples */
     void *map;             /* the ring: one metadata page + data pages */
     size_t map_len;        /* bytes mapped */
@@ -147,8 +148,8 @@ struct perf_engine {
     struct pslot *slots;                /* REGISTRY_SLOTS entries, mmap'd */
     unsigned char *scratch;             /* PERF_RING_SCRATCH bytes for records that wrap */
     pthread_t thread;                   /* the engine thread */
-    int epfd;                           /* epoll: the rings' watermark wake-ups and wakefd */
-    int wakefd;                         /* eventfd: wakes the engine thread early */
+    struct rtfd epfd;                   /* epoll: the rings' watermark wake-ups and wakefd */
+    struct rtfd wakefd;                 /* eventfd: wakes the engine thread early */
     _Atomic int stopping;               /* stop() asked the engine thread to finish */
     _Atomic unsigned draining;          /* slots of exited threads not yet closed */
     _Atomic uint64_t threads_unsampled; /* threads whose events could not be opened */
@@ -218,15 +219,17 @@ static void attr_switch(struct perf_event_attr *a, int inherit)
     a->inherit = a->inherit_thread = (unsigned)inherit;
 }
 
+/* A descriptor the program closed or replaced is left alone (rtfd.h); the ring's
+ * mapping holds the event on its own until it is unmapped. */
 static void events_close(struct pevents *e)
 {
     /* (A fork child shares the parent's epoll set: it never reaches here with it.) */
-    if (e->fd >= 0 && pe.epfd >= 0) epoll_ctl(pe.epfd, EPOLL_CTL_DEL, e->fd, NULL);
+    if (e->fd.fd >= 0 && rtfd_ok(&pe.epfd) && rtfd_ok(&e->fd))
+        epoll_ctl(pe.epfd.fd, EPOLL_CTL_DEL, e->fd.fd, NULL);
     if (e->map) munmap(e->map, e->map_len);
-    if (e->fd_cs >= 0) close(e->fd_cs);
-    if (e->fd >= 0) close(e->fd);
+    rtfd_close(&e->fd_cs);
+    rtfd_close(&e->fd);
     e->map = NULL;
-    e->fd = e->fd_cs = -1;
 }
 
 /* Opens, maps and enables the events of thread `tid` (0: the caller) on `cpu` (-1:
@@ -234,17 +237,19 @@ static void events_close(struct pevents *e)
 static int events_open(struct pevents *e, pid_t tid, int cpu, int inherit, size_t ring_pages)
 {
     struct perf_event_attr a;
-    e->fd = e->fd_cs = -1;
+    e->fd.fd = e->fd_cs.fd = -1;
     e->map = NULL;
     attr_clock(&a, pe.period_ns, pe.privileged, inherit);
-    e->fd = perf_open(&a, tid, cpu);
-    if (e->fd < 0) return -errno;
+    int fd = perf_open(&a, tid, cpu);
+    if (fd < 0) return -errno;
+    int err = rtfd_adopt(&e->fd, fd, 1);
+    if (err < 0) return err;
     /* An unprivileged user's locked ring memory is limited (perf_event_mlock_kb, then
      * RLIMIT_MEMLOCK): a smaller ring drains at the same pace and loses more at worst. */
-    int err = 0;
+    err = 0;
     for (size_t pages = ring_pages; pages >= 1; pages /= 2) {
         e->map_len = (size_t)pe.page * (pages + 1);
-        e->map = mmap(NULL, e->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, e->fd, 0);
+        e->map = mmap(NULL, e->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, e->fd.fd, 0);
         if (e->map != MAP_FAILED) {
             perf_ring_init(&e->ring, e->map, (uint64_t)pe.page, pages, SAMPLE_TYPE, 0);
             break;
@@ -258,15 +263,13 @@ static int events_open(struct pevents *e, pid_t tid, int cpu, int inherit, size_
     }
     if (pe.privileged) {
         attr_switch(&a, inherit);
-        e->fd_cs = perf_open(&a, tid, cpu);
-        if (e->fd_cs >= 0 && (ioctl(e->fd_cs, PERF_EVENT_IOC_SET_OUTPUT, e->fd) != 0 ||
-                              ioctl(e->fd_cs, PERF_EVENT_IOC_ID, &e->id_cs) != 0)) {
-            close(e->fd_cs);
-            e->fd_cs = -1;
-        }
+        if (rtfd_adopt(&e->fd_cs, perf_open(&a, tid, cpu), 1) >= 0 &&
+            (ioctl(e->fd_cs.fd, PERF_EVENT_IOC_SET_OUTPUT, e->fd.fd) != 0 ||
+             ioctl(e->fd_cs.fd, PERF_EVENT_IOC_ID, &e->id_cs) != 0))
+            rtfd_close(&e->fd_cs);
     }
-    if (ioctl(e->fd, PERF_EVENT_IOC_ENABLE, 0) != 0 ||
-        (e->fd_cs >= 0 && ioctl(e->fd_cs, PERF_EVENT_IOC_ENABLE, 0) != 0)) {
+    if (ioctl(e->fd.fd, PERF_EVENT_IOC_ENABLE, 0) != 0 ||
+        (e->fd_cs.fd >= 0 && ioctl(e->fd_cs.fd, PERF_EVENT_IOC_ENABLE, 0) != 0)) {
         err = -errno;
         events_close(e);
         return err;
@@ -275,7 +278,7 @@ static int events_open(struct pevents *e, pid_t tid, int cpu, int inherit, size_
      * watermark). Edge-triggered: the hang-up of an exited thread's event is reported
      * once, not at every wait. Without it, the periodic drains still run. */
     struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.u64 = 0};
-    epoll_ctl(pe.epfd, EPOLL_CTL_ADD, e->fd, &ev);
+    if (rtfd_ok(&pe.epfd)) epoll_ctl(pe.epfd.fd, EPOLL_CTL_ADD, e->fd.fd, &ev);
     return 0;
 }
 
@@ -511,7 +514,7 @@ static void drain_cpus(struct reg_slot *slots, uint64_t cut)
 {
     for (size_t k = 0; k < pe.ncpu; k++) {
         struct pcpu *c = &pe.cpus[k];
-        if (c->ev.fd < 0) continue;
+        if (!c->ev.map) continue;
         perf_ring_begin(&c->ev.ring);
         c->has_next = perf_ring_peek_time(&c->ev.ring, &c->next_time);
     }
@@ -529,7 +532,7 @@ static void drain_cpus(struct reg_slot *slots, uint64_t cut)
     }
     for (size_t k = 0; k < pe.ncpu; k++) {
         struct pcpu *c = &pe.cpus[k];
-        if (c->ev.fd < 0) continue;
+        if (!c->ev.map) continue;
         perf_ring_end(&c->ev.ring);
         count_bad(&c->ev.ring);
     }
@@ -578,23 +581,35 @@ static void drain_all(int final)
 
 static void wake_engine(void)
 {
-    eventfd_write(pe.wakefd, 1);
+    if (rtfd_ok(&pe.wakefd)) eventfd_write(pe.wakefd.fd, 1);
 }
 
 static void *engine_main(void *arg)
 {
     (void)arg;
-    const uint64_t period_ns = (pe.privileged ? DRAIN_MS_SWITCH : DRAIN_MS) * 1000000ull;
+    uint64_t period_ns = (pe.privileged ? DRAIN_MS_SWITCH : DRAIN_MS) * 1000000ull;
     uint64_t next = rt_clock_ns(CLOCK_MONOTONIC) + period_ns, images_at = rt_clock_ns(CLOCK_MONOTONIC) + IMAGES_NS;
     while (!atomic_load(&pe.stopping)) {
         struct epoll_event ev[8];
         uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
         int ms = next > now ? (int)((next - now + 999999) / 1000000) : 0;
-        int n = epoll_wait(pe.epfd, ev, 8, ms);
+        int n = 0;
+        /* Without its epoll set or its eventfd (the program closed them), the thread
+         * wakes on the short period alone: no ring wakes it, nor stop(). */
+        if (!rtfd_ok(&pe.epfd) || !rtfd_ok(&pe.wakefd)) {
+            period_ns = DRAIN_MS * 1000000ull;
+            if (ms > DRAIN_MS) ms = DRAIN_MS;
+        }
+        if (pe.epfd.fd >= 0) {
+            n = epoll_wait(pe.epfd.fd, ev, 8, ms);
+        } else {
+            struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+            nanosleep(&ts, NULL);
+        }
         for (int i = 0; i < n; i++) /* the counter only wakes; reset it */
-            if (ev[i].data.u64 == 1) {
+            if (ev[i].data.u64 == 1 && rtfd_ok(&pe.wakefd)) {
                 eventfd_t v;
-                eventfd_read(pe.wakefd, &v);
+                eventfd_read(pe.wakefd.fd, &v);
             }
         drain_all(0);
         now = rt_clock_ns(CLOCK_MONOTONIC);
@@ -669,7 +684,7 @@ static int cpus_open(void)
             return rc;
         }
         opened++;
-        pe.cpus_cs |= pe.cpus[k].ev.fd_cs >= 0;
+        pe.cpus_cs |= pe.cpus[k].ev.fd_cs.fd >= 0;
     }
     if (!opened) {
         cpus_close();
@@ -694,9 +709,8 @@ static void perf_free(void)
 
 static void perf_close_fds(void)
 {
-    if (pe.wakefd >= 0) close(pe.wakefd);
-    if (pe.epfd >= 0) close(pe.epfd);
-    pe.wakefd = pe.epfd = -1;
+    rtfd_close(&pe.wakefd);
+    rtfd_close(&pe.epfd);
 }
 
 static int perf_start(const struct engine_config *cfg)
@@ -707,7 +721,8 @@ static int perf_start(const struct engine_config *cfg)
     struct perf_engine kept = {
         .slots = pe.slots, .scratch = pe.scratch, .tm_tid = pe.tm_tid, .tm_slot = pe.tm_slot};
     pe = kept;
-    pe.epfd = pe.wakefd = -1;
+    pe.epfd.fd = pe.wakefd.fd = -1;
+    rtfd_lost_reset();
     pe.cfg = *cfg;
     pe.gen = ++pe_sessions ? pe_sessions : ++pe_sessions;
     pe.period_ns = 1000000000ull / (cfg->hz ? cfg->hz : 997);
@@ -731,11 +746,11 @@ static int perf_start(const struct engine_config *cfg)
         perf_free();
         return -ENOMEM;
     }
-    pe.epfd = epoll_create1(EPOLL_CLOEXEC);
-    pe.wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 1};
-    if (pe.epfd < 0 || pe.wakefd < 0 || epoll_ctl(pe.epfd, EPOLL_CTL_ADD, pe.wakefd, &ev) != 0) {
-        int err = -errno;
+    int err = rtfd_adopt(&pe.epfd, epoll_create1(EPOLL_CLOEXEC), 0);
+    if (err >= 0) err = rtfd_adopt(&pe.wakefd, eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), 0);
+    if (err >= 0 && epoll_ctl(pe.epfd.fd, EPOLL_CTL_ADD, pe.wakefd.fd, &ev) != 0) err = -errno;
+    if (err < 0) {
         perf_close_fds();
         perf_free();
         return err;
@@ -760,7 +775,7 @@ static int perf_thread_start(struct reg_slot *s)
 {
     struct pslot *p = &pe.slots[registry_slot_index(s)];
     if (pe_covered == pe.gen) {
-        p->ev.fd = p->ev.fd_cs = -1;
+        p->ev.fd.fd = p->ev.fd_cs.fd = -1;
         p->ev.map = NULL;
         pslot_reset(p, 1, pe.cpus_cs);
     } else {
@@ -769,7 +784,7 @@ static int perf_thread_start(struct reg_slot *s)
             atomic_fetch_add(&pe.threads_unsampled, 1);
             return rc;
         }
-        pslot_reset(p, 0, p->ev.fd_cs >= 0);
+        pslot_reset(p, 0, p->ev.fd_cs.fd >= 0);
     }
     atomic_store_explicit(&p->ready, 1, memory_order_release);
     return 0;
@@ -784,8 +799,8 @@ static void perf_thread_stop(struct reg_slot *s)
     if (p->inherited) {
         p->stop_ns = rt_clock_ns(CLOCK_MONOTONIC);
     } else {
-        ioctl(p->ev.fd, PERF_EVENT_IOC_DISABLE, 0);
-        if (p->ev.fd_cs >= 0) ioctl(p->ev.fd_cs, PERF_EVENT_IOC_DISABLE, 0);
+        if (rtfd_ok(&p->ev.fd)) ioctl(p->ev.fd.fd, PERF_EVENT_IOC_DISABLE, 0);
+        if (rtfd_ok(&p->ev.fd_cs)) ioctl(p->ev.fd_cs.fd, PERF_EVENT_IOC_DISABLE, 0);
     }
     /* Between drains, exited threads keep their descriptors and rings: past a few,
      * the engine thread is asked to close them now. */
@@ -837,6 +852,19 @@ static void perf_after_fork_child(void)
 /* The raw file's engine_stats: what this kernel allowed, and what was lost or guessed. */
 static size_t perf_stats(struct engine_stat *out, size_t max)
 {
+    /* Every descriptor still held is checked now: the count covers the ones the program
+     * took since their last use. */
+    rtfd_ok(&pe.epfd);
+    rtfd_ok(&pe.wakefd);
+    for (size_t k = 0; k < pe.ncpu; k++) {
+        rtfd_ok(&pe.cpus[k].ev.fd);
+        rtfd_ok(&pe.cpus[k].ev.fd_cs);
+    }
+    for (size_t i = 0, hi = registry_slots_hi(); i < hi; i++)
+        if (atomic_load_explicit(&pe.slots[i].ready, memory_order_acquire)) {
+            rtfd_ok(&pe.slots[i].ev.fd);
+            rtfd_ok(&pe.slots[i].ev.fd_cs);
+        }
     const struct engine_stat all[] = {
         {"switch_stacks", (uint64_t)pe.privileged}, /* the kernel sampled each switch */
         {"kernel_time", (uint64_t)pe.privileged},   /* time in system calls was sampled */
@@ -847,6 +875,7 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
         {"threads_unsampled", atomic_load(&pe.threads_unsampled)},
         {"waits_guessed", pe.waits_guessed},
         {"bad_ring_bytes", pe.bad_bytes},
+        {"fds_lost", rtfd_lost()}, /* descriptors the program closed or replaced */
     };
     size_t n = sizeof all / sizeof all[0];
     n = n < max ? n : max;

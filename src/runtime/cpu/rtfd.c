@@ -1,0 +1,89 @@
+/* rtfd.c — the runtime's own file descriptors (rtfd.h).
+ * Signal handlers: nothing. Inside malloc: nothing. */
+#include "runtime/cpu/rtfd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdatomic.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RTFD_TOP 1024   /* the base stays below this even under a huge soft limit: the
+                           kernel sizes a process's descriptor table to its highest number */
+#define RTFD_ROOM 224   /* numbers kept free for the runtime below the top */
+
+static _Atomic uint64_t rtfd_lost_n;
+
+int rtfd_base(void)
+{
+    struct rlimit rl;
+    long top = RTFD_TOP;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (long)rl.rlim_cur < top)
+        top = (long)rl.rlim_cur;
+    long base = top > 2 * RTFD_ROOM ? top - RTFD_ROOM : top / 2;
+    return base > 3 ? (int)base : 3;
+}
+
+static int rtfd_perf_id(int fd, uint64_t *id)
+{
+    return ioctl(fd, PERF_EVENT_IOC_ID, id);
+}
+
+int rtfd_adopt(struct rtfd *r, int fd, int perf)
+{
+    r->fd = -1;
+    if (fd < 0) return errno ? -errno : -EBADF; /* the failed open's errno */
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, rtfd_base());
+    if (high >= 0) {
+        close(fd);
+        fd = high;
+    }
+    struct stat st;
+    uint64_t id = 0;
+    if (fstat(fd, &st) != 0 || (perf && rtfd_perf_id(fd, &id) != 0)) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    r->dev = st.st_dev;
+    r->ino = st.st_ino;
+    r->type = st.st_mode & S_IFMT;
+    r->perf_id = id;
+    r->fd = fd;
+    return fd;
+}
+
+int rtfd_ok(struct rtfd *r)
+{
+    if (r->fd < 0) return 0;
+    struct stat st;
+    uint64_t id = 0;
+    int same = fstat(r->fd, &st) == 0 && st.st_dev == r->dev && st.st_ino == r->ino &&
+               (st.st_mode & S_IFMT) == r->type &&
+               (!r->perf_id || (rtfd_perf_id(r->fd, &id) == 0 && id == r->perf_id));
+    if (!same) {
+        r->fd = -1;
+        atomic_fetch_add(&rtfd_lost_n, 1);
+    }
+    return same;
+}
+
+void rtfd_close(struct rtfd *r)
+{
+    if (rtfd_ok(r)) close(r->fd);
+    r->fd = -1;
+}
+
+uint64_t rtfd_lost(void)
+{
+    return atomic_load(&rtfd_lost_n);
+}
+
+void rtfd_lost_reset(void)
+{
+    atomic_store(&rtfd_lost_n, 0);
+}

@@ -1,0 +1,55 @@
+/* rtfd — the runtime's own file descriptors (the perf engine's events, its epoll set and
+ * its eventfd), kept out of the program's way.
+ *
+ * A program owns its descriptor table: it may close every descriptor above 2
+ * (close_range(3, ~0U, 0), as daemons do), dup2 one of its files over any number, or
+ * start with 0, 1 or 2 closed and expect its first open() to fill the gap. So each
+ * descriptor the runtime keeps is
+ *  - moved high (F_DUPFD_CLOEXEC at or above rtfd_base(), near the top of the soft
+ *    RLIMIT_NOFILE but at most 1024), so that the numbers a program's open() hands out
+ *    are the ones it would get unprofiled;
+ *  - remembered by identity: its file's st_dev/st_ino/st_mode and, for a perf event,
+ *    the kernel's unique event id (PERF_EVENT_IOC_ID: every anonymous-inode descriptor
+ *    shares one inode, the id tells two perf events apart);
+ *  - checked before every use (rtfd_ok): a descriptor the program closed or replaced is
+ *    never written to, never ioctl'd, never closed. It is forgotten and counted
+ *    (rtfd_lost), and the engine goes on without it.
+ * What cannot be told apart: an eventfd or epoll set the program made and placed at
+ * exactly the number of the runtime's own after closing it (both share the anonymous
+ * inode and carry no id). The check and the use are two system calls: a program thread
+ * that closes the number in between is not seen.
+ *
+ * Signal handlers: nothing here. Inside malloc: nothing. */
+#ifndef KESTREL_RTFD_H
+#define KESTREL_RTFD_H
+#include <stdint.h>
+#include <sys/types.h>
+
+struct rtfd {
+    int fd;           /* -1: none, or forgotten */
+    dev_t dev;        /* identity of the open file, from fstat at adoption */
+    ino_t ino;        /* ... */
+    mode_t type;      /* ... st_mode & S_IFMT */
+    uint64_t perf_id; /* a perf event's PERF_EVENT_IOC_ID, 0 for other files */
+};
+
+/* The lowest number the runtime's descriptors take. */
+int rtfd_base(void);
+
+/* Takes ownership of `fd` (just opened by the runtime): moves it to rtfd_base() or
+ * above (the original number is closed; where no high number is free it stays where it
+ * is) and records its identity. `perf` says it is a perf event. Returns the descriptor
+ * now in r->fd, or -errno with `fd` closed and r->fd = -1. */
+int rtfd_adopt(struct rtfd *r, int fd, int perf);
+
+/* 1 when r->fd still refers to the file adopted; 0 for none. A descriptor found closed
+ * or replaced is forgotten (r->fd = -1) and counted once. */
+int rtfd_ok(struct rtfd *r);
+
+/* Closes r->fd if it is still the runtime's; forgets it either way. */
+void rtfd_close(struct rtfd *r);
+
+/* Descriptors found closed or replaced since the last rtfd_lost_reset(). */
+uint64_t rtfd_lost(void);
+void rtfd_lost_reset(void);
+#endif
