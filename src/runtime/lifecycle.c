@@ -23,6 +23,7 @@
 #include "runtime/interpose.h"
 #include "runtime/rtclock.h"
 #include "runtime/rtmem.h"
+#include "runtime/cpu/sigown.h"
 #include "runtime/sigwrap.h"
 #include "runtime/heap/heap_guard.h"
 
@@ -341,6 +342,11 @@ __attribute__((destructor)) static void lc_at_exit(void)
 
 KESTREL_INTERPOSE int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
+    /* One owner of the program's dispositions: the signal engine's signal goes to
+     * sigown (which steps aside for a program that takes it, through sigwrap), every
+     * other one to sigwrap and the fatal-signal watch below. */
+    int taken;
+    if (sigown_sigaction(sig, act, old, &taken)) return taken;
     if (atomic_load(&lc_nclients) == 0) return REAL(sigaction)(sig, act, old);
     if (sig <= 0 || sig >= NSIG || !lc_watched(sig)) return sigwrap_sigaction(sig, act, old);
     if (!atomic_load(&lc_sig[sig].armed)) {
@@ -365,7 +371,7 @@ KESTREL_INTERPOSE int sigaction(int sig, const struct sigaction *act, struct sig
 
 KESTREL_INTERPOSE sighandler_t signal(int sig, sighandler_t handler)
 {
-    if (sig <= 0 || sig >= NSIG || atomic_load(&lc_nclients) == 0)
+    if (sig <= 0 || sig >= NSIG || (atomic_load(&lc_nclients) == 0 && sig != sigown_current()))
         return REAL(signal)(sig, handler);
     struct sigaction act, old;
     memset(&act, 0, sizeof(act));

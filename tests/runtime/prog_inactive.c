@@ -1,5 +1,6 @@
 /* Reports what the runtime may have added to this process: the number of threads
- * (/proc/self/task), the kernel's dispositions of SIGPROF and SIGTERM (read with the
+ * (/proc/self/task), the kernel's dispositions of SIGPROF, SIGRTMAX-4 (the signal
+ * engine's default signal) and SIGTERM (read with the
  * raw system call, past any interposition), and VmSize in KiB. */
 #include <signal.h>
 #include <stdio.h>
@@ -29,7 +30,7 @@ int main(void)
 {
     int tasks = proc_entries("/proc/self/task");
     long vm = proc_vmsize_kb();
-    printf("tasks=%d sigprof=%s sigterm=%s vmsize_kib=%ld\n", tasks, disposition(SIGPROF),
-           disposition(SIGTERM), vm);
+    printf("tasks=%d sigprof=%s sigrt=%s sigterm=%s vmsize_kib=%ld\n", tasks,
+           disposition(SIGPROF), disposition(SIGRTMAX - 4), disposition(SIGTERM), vm);
     return 0;
 }

@@ -184,6 +184,20 @@ static int read_meta(struct raw *r, const json_t *root)
         snprintf(note, sizeof note, "engine: %s", fallback);
         if (profile_add_comment(r->p, note)) return fail(r, "out of memory");
     }
+    /* What the engine says the profile lacks (docs/raw-format.md: engine_notes). */
+    const json_t *notes = json_object_get(root, "engine_notes");
+    if (notes && !json_is_null(notes)) {
+        if (!json_is_array(notes)) return fail(r, "\"engine_notes\" is not an array");
+        size_t i;
+        const json_t *n;
+        json_array_foreach(notes, i, n)
+        {
+            if (!json_is_string(n)) return fail(r, "engine_notes: entry %zu is not a string", i);
+            char note[512];
+            snprintf(note, sizeof note, "engine: %s", json_string_value(n));
+            if (profile_add_comment(r->p, note)) return fail(r, "out of memory");
+        }
+    }
     return 0;
 }
 

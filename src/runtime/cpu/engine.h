@@ -80,6 +80,9 @@ struct engine {
     /* Optional: up to `max` counts for the raw file, on the engine thread at on_stopped
      * time. Returns how many it filled. */
     size_t (*stats)(struct engine_stat *out, size_t max);
+    /* Optional: up to `max` sentences for the raw file's `engine_notes` (what the
+     * profile lacks and why), in buffers of the engine's; same thread and time. */
+    size_t (*notes)(const char **out, size_t max);
 };
 
 extern const struct engine engine_signal;

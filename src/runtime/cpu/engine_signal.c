@@ -21,8 +21,12 @@
 #include "runtime/rtclock.h"
 #include "runtime/unwind/step.h"
 #include "runtime/unwind/table.h"
+#include "runtime/cpu/sigown.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -37,6 +41,14 @@
 #define SIG_IMAGES_EVERY 128          /* ticks between two image refreshes */
 #define SIG_TABLES_EVERY 8            /* ticks between two looks for new unwind tables */
 #define SIG_FINAL_WAIT_NS 20000000ull /* how long stop() waits for signals in flight */
+#define SIG_STUCK_TICKS 3             /* ticks a running thread may leave its signal pending
+                                         before the sampler asks whether it blocks it */
+#define SIG_MASK_PROBE 64             /* ticks between two looks at a masked thread's mask */
+/* A thread whose stack is smaller than this takes its samples on an alternate signal
+ * stack of the runtime's: the kernel's signal frame alone (registers, xsave state) is
+ * about 3 KB on this machine, which a PTHREAD_STACK_MIN thread cannot spare. */
+#define SIG_ALT_BELOW (256 * 1024)
+#define SIG_ALT_SIZE (64 * 1024)
 
 struct sig_entry {
     uint64_t t_ns;
@@ -60,6 +72,12 @@ struct sig_ring {
     uint32_t owed;            /* ticks the thread sat runnable while the signal
                                  was pending: waiting samples the coming stack
                                  also stands for (sampler only) */
+    uint32_t stuck;           /* ticks it ran with the signal pending (sampler only) */
+    uint32_t masked;          /* it blocks the signal: not signalled (sampler only) */
+    uint32_t masked_seen;     /* counted in sig_threads_masked (sampler only) */
+    void *alt;                /* the slot's alternate signal stack, SIG_ALT_SIZE bytes,
+                                 mapped at its first small-stacked thread, kept */
+    uint32_t alt_on;          /* the registered thread runs its handler there */
     uint64_t sig_cpu;         /* CPU ns the coming sample accounts for */
     uint8_t sig_state;        /* enum sink_state of the coming sample */
     struct sig_entry e[SIG_RING];
@@ -73,6 +91,8 @@ static int sig_pid;              /* this process, for the handler's origin check
 static pthread_t sig_thread;
 static uint64_t sig_rng;     /* xorshift64 state for the jitter */
 static uint64_t sig_idle_ns; /* below this much CPU in a tick, ask /proc */
+static uint64_t sig_threads_masked; /* threads found blocking the signal while running */
+static uint64_t sig_cpu_unsampled;  /* CPU ns of threads that ran and could not be signalled */
 
 
 /* ============================ the handler ============================ */
@@ -91,8 +111,10 @@ static void sig_regs(const ucontext_t *uc, uint64_t *pc, uint64_t *fp, uint64_t 
 
 static void sig_handler(int sig, siginfo_t *si, void *ucv)
 {
-    (void)sig;
-    if (si->si_code != SI_TKILL || si->si_pid != sig_pid) return; /* not from our sampler */
+    if (!sigown_is_ours(si)) { /* the program's own: what it set for it */
+        sigown_foreign(sig, si, ucv);
+        return;
+    }
     int saved_errno = errno;
     struct reg_slot *s = registry_self();
     if (s && atomic_load_explicit(&sig_running, memory_order_acquire)) {
@@ -161,8 +183,48 @@ static void sig_send(struct reg_slot *s, struct sig_ring *r, uint64_t cpu_ns, in
 {
     r->sig_cpu = cpu_ns;
     r->sig_state = (uint8_t)state;
+    r->stuck = 0;
     atomic_store_explicit(&r->pending, 1, memory_order_release);
-    if (syscall(SYS_tgkill, sig_pid, s->tid, sig_cfg.signo) != 0) atomic_store(&r->pending, 0);
+    if (sigown_send(sig_pid, s->tid) != 0) { /* gone, or no signal left to send */
+        atomic_store(&r->pending, 0);
+        sig_cpu_unsampled += cpu_ns;
+    }
+}
+
+/* The signals in flight were discarded (sigown_poll, sigown_discard): each thread's CPU
+ * time they stood for goes back to its next sample. */
+static void sig_forget_in_flight(struct reg_slot *slots)
+{
+    for (size_t i = registry_next_used(0); slots && i < REGISTRY_SLOTS;
+         i = registry_next_used(i + 1)) {
+        struct sig_ring *r = &sig_rings[i];
+        if (!atomic_exchange(&r->pending, 0)) continue;
+        if (slots[i].cpu_last_ns >= r->sig_cpu) slots[i].cpu_last_ns -= r->sig_cpu;
+        r->owed = r->stuck = 0;
+    }
+}
+
+/* Whether thread `tid`, running in user space, blocks `sig` (/proc's SigBlk; a thread
+ * inside a system call may block it for the call alone, as blocking.c does). */
+static int sig_blocks(int tid, int sig)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0 || strncmp(buf, "running", 7) != 0) return 0;
+    snprintf(path, sizeof path, "/proc/self/task/%d/status", tid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) return 0;
+    n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    const char *p = strstr(buf, "\nSigBlk:");
+    if (!p || sig < 1 || sig > 64) return 0;
+    unsigned long long mask = strtoull(p + 9, NULL, 16);
+    return (int)((mask >> (sig - 1)) & 1);
 }
 
 /* One tick: drain, release finished slots, signal threads that ran, take waiting
@@ -172,6 +234,7 @@ static void sig_tick(uint64_t now)
 {
     registry_lock();
     struct reg_slot *slots = registry_slots();
+    if (sigown_poll()) sig_forget_in_flight(slots); /* the program took the signal */
     for (size_t i = registry_next_used(0); slots && i < REGISTRY_SLOTS;
          i = registry_next_used(i + 1)) {
         struct reg_slot *s = &slots[i];
@@ -189,7 +252,30 @@ static void sig_tick(uint64_t now)
         uint64_t delta = cpu > s->cpu_last_ns ? cpu - s->cpu_last_ns : 0;
         int moved = cpu != s->cpu_seen_ns;
         s->cpu_seen_ns = cpu;
+        if (r->masked) {
+            /* It blocks the signal: waiting samples as usual, its CPU time counted
+             * as unsampled, and now and then a look whether it still blocks it. */
+            if (!(delta < sig_idle_ns && waitstack_sample(s, now, delta) != 0))
+                sig_cpu_unsampled += delta;
+            s->cpu_last_ns = cpu;
+            if (++r->masked % SIG_MASK_PROBE == 0 && !sig_blocks(s->tid, sigown_current()))
+                r->masked = 0;
+            continue;
+        }
         if (atomic_load_explicit(&r->pending, memory_order_acquire)) {
+            /* Running with its signal pending: it blocks the signal (every signal,
+             * often). Nothing is left pending for it to see; it is not signalled
+             * again while it blocks it. */
+            if (moved && ++r->stuck >= SIG_STUCK_TICKS && sig_blocks(s->tid, sigown_current())) {
+                r->masked = 1;
+                if (!r->masked_seen) sig_threads_masked++;
+                r->masked_seen = 1;
+                sigown_discard();
+                sig_forget_in_flight(slots);
+                sig_cpu_unsampled += cpu - s->cpu_last_ns;
+                s->cpu_last_ns = cpu;
+                continue;
+            }
             /* The last signal waits (blocked during a sleep, or the thread is not
              * scheduled); it will still give the sample of the tick it was sent for.
              * Meanwhile a thread that did not run since the last tick is sampled as
@@ -303,12 +389,9 @@ static int sig_start(const struct engine_config *cfg)
     sig_idle_ns = 1000000000ull / cfg->hz / 4;
     atomic_store(&sig_stopping, 0);
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_sigaction = sig_handler;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(cfg->signo, &sa, NULL) != 0) return -errno;
+    sig_threads_masked = sig_cpu_unsampled = 0;
+    int sig = sigown_claim(cfg->signo, sig_handler, cfg->start_mono_ns);
+    if (sig < 0) return sig;
     atomic_store_explicit(&sig_running, 1, memory_order_release);
 
     lifecycle_threads_coming();
@@ -326,23 +409,78 @@ static void sig_stop(void)
     pthread_join(sig_thread, NULL);
 }
 
+/* On the registering thread: a small stack gets the alternate signal stack, unless the
+ * thread has one of its own already (the handler then runs on that one: SA_ONSTACK). */
+static void sig_altstack_on(struct reg_slot *s, struct sig_ring *r)
+{
+    stack_t cur;
+    r->alt_on = 0;
+    if (s->stack_hi - s->stack_lo >= SIG_ALT_BELOW || sigaltstack(NULL, &cur) != 0 ||
+        !(cur.ss_flags & SS_DISABLE))
+        return;
+    if (!r->alt && !(r->alt = rtmem_alloc(SIG_ALT_SIZE))) return;
+    stack_t ss = {.ss_sp = r->alt, .ss_size = SIG_ALT_SIZE, .ss_flags = 0};
+    r->alt_on = sigaltstack(&ss, NULL) == 0;
+}
+
 static int sig_thread_start(struct reg_slot *s)
 {
     struct sig_ring *r = &sig_rings[registry_slot_index(s)];
     atomic_store(&r->pending, 0);
-    r->owed = 0;
+    r->owed = r->stuck = r->masked = r->masked_seen = 0;
+    sig_altstack_on(s, r);
     return 0;
 }
 
+/* The sampler drains the ring before it frees the slot; the alternate stack goes back
+ * to the slot unless the program replaced it meanwhile. */
 static void sig_thread_stop(struct reg_slot *s)
 {
-    (void)s; /* the sampler drains the ring before it frees the slot */
+    struct sig_ring *r = &sig_rings[registry_slot_index(s)];
+    stack_t cur;
+    if (r->alt_on && sigaltstack(NULL, &cur) == 0 && cur.ss_sp == r->alt &&
+        !(cur.ss_flags & SS_ONSTACK)) {
+        stack_t off = {.ss_flags = SS_DISABLE};
+        sigaltstack(&off, NULL);
+    }
+    r->alt_on = 0;
 }
 
 static void sig_after_fork_child(void)
 {
     atomic_store(&sig_running, 0);
     if (sig_rings) sig_rings_clear();
+}
+
+/* The raw file's engine_stats and engine_notes: the signal used, what the program took,
+ * and the CPU time no sample stands for. */
+static size_t sig_stats(struct engine_stat *out, size_t max)
+{
+    const struct engine_stat all[] = {
+        {"signal", (uint64_t)sigown_current()},  /* 0: none held at the end */
+        {"signals_taken", sigown_taken()},        /* times the program took it */
+        {"threads_masked", sig_threads_masked},   /* ran with the signal blocked */
+        {"cpu_unsampled_ns", sig_cpu_unsampled}, /* CPU time that no sample stands for */
+    };
+    size_t n = sizeof all / sizeof all[0];
+    n = n < max ? n : max;
+    memcpy(out, all, n * sizeof *out);
+    return n;
+}
+
+static size_t sig_notes(const char **out, size_t max)
+{
+    static char masked[200];
+    size_t n = sigown_notes(out, max);
+    if (sig_threads_masked && n < max) {
+        snprintf(masked, sizeof masked,
+                 "%llu thread%s ran with the signal engine's signal blocked: %.1f ms of CPU "
+                 "time has no sample (the perf engine samples such threads)",
+                 (unsigned long long)sig_threads_masked, sig_threads_masked == 1 ? "" : "s",
+                 (double)sig_cpu_unsampled / 1e6);
+        out[n++] = masked;
+    }
+    return n;
 }
 
 const struct engine engine_signal = {
@@ -354,4 +492,6 @@ const struct engine engine_signal = {
     .thread_stop = sig_thread_stop,
     .stop = sig_stop,
     .after_fork_child = sig_after_fork_child,
+    .stats = sig_stats,
+    .notes = sig_notes,
 };

@@ -1,6 +1,7 @@
 /* The CPU session's on/off state (profile_state.h).
  * Signal handlers: profile_active(), profile_signal(). Inside malloc: nothing. */
 #include "runtime/cpu/profile_state.h"
+#include "runtime/cpu/sigown.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -16,7 +17,8 @@ int profile_active(void)
 
 int profile_signal(void)
 {
-    return atomic_load_explicit(&ps_signo, memory_order_relaxed);
+    /* The signal engine's signal may move during the session (sigown.h). */
+    return atomic_load_explicit(&ps_signo, memory_order_relaxed) ? sigown_current() : 0;
 }
 
 const struct engine *profile_engine(void)

@@ -411,6 +411,14 @@ static void rj_document(struct rj *w, const struct rawjson_meta *m)
         }
         rj_s(w, "}");
     }
+    if (m->n_engine_notes) {
+        rj_s(w, ",\"engine_notes\":[");
+        for (size_t i = 0; i < m->n_engine_notes; i++) {
+            if (i) rj_s(w, ",");
+            rj_str(w, m->engine_notes[i]);
+        }
+        rj_s(w, "]");
+    }
     rj_s(w, ",\"platform\":");
 #if defined(__x86_64__)
     rj_str(w, "linux-x86_64");

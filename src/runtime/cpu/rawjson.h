@@ -15,6 +15,8 @@ struct rawjson_meta {
     const char *engine_fallback; /* why `auto` did not pick perf, or NULL */
     const struct engine_stat *engine_stats; /* the engine's own counts */
     size_t n_engine_stats;
+    const char *const *engine_notes; /* the engine's sentences about what is missing */
+    size_t n_engine_notes;
     unsigned rate_hz;            /* the rate sampled at (clamped) */
     unsigned requested_hz;       /* the rate asked for */
     int pid;

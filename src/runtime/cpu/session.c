@@ -25,6 +25,7 @@
 #include "runtime/rtclock.h"
 #include "runtime/unwind/unwind.h"
 #include "runtime/rtsay.h"
+#include "runtime/cpu/sigown.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -91,11 +92,15 @@ static void prof_on_stopped(void)
     }
     struct engine_stat stats[16];
     size_t n_stats = profile_engine()->stats ? profile_engine()->stats(stats, 16) : 0;
+    const char *notes[16];
+    size_t n_notes = profile_engine()->notes ? profile_engine()->notes(notes, 16) : 0;
     struct rawjson_meta m = {
         .engine = profile_engine()->name,
         .engine_fallback = prof.fallback,
         .engine_stats = stats,
         .n_engine_stats = n_stats,
+        .engine_notes = notes,
+        .n_engine_notes = n_notes,
         .rate_hz = prof.hz,
         .requested_hz = prof.requested_hz,
         .pid = lifecycle_pid(),
@@ -296,18 +301,18 @@ static void prof_read_hz(void)
     prof_env.hz = n < PROF_HZ_MIN ? PROF_HZ_MIN : n > PROF_HZ_MAX ? PROF_HZ_MAX : (unsigned)n;
 }
 
+/* KESTREL_PROFILE_SIGNAL: the signal engine's signal, SIGRTMAX-4 by default; anything
+ * else than a usable signal is one line on stderr and the default. */
 static int prof_read_signal(void)
 {
     const char *v = getenv("KESTREL_PROFILE_SIGNAL");
-    if (!v) return SIGPROF;
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (end == v || *end || n <= 0 || n >= NSIG || n == SIGKILL || n == SIGSTOP) {
-        fprintf(stderr, "kestrel: KESTREL_PROFILE_SIGNAL=%s: not a signal number; using %d\n", v,
-                SIGPROF);
-        return SIGPROF;
+    int sig = sigown_default();
+    const char *why = NULL;
+    if (v && *v && sigown_parse(v, &sig, &why) != 0) {
+        sig = sigown_default();
+        fprintf(stderr, "kestrel: KESTREL_PROFILE_SIGNAL=%s: %s; using %d\n", v, why, sig);
     }
-    return (int)n;
+    return sig;
 }
 
 /* KESTREL_TEST_SAMPLE_ROWS: a smaller row table, so that a test reaches its end in
