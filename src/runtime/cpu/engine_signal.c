@@ -78,6 +78,8 @@ struct sig_ring {
     void *alt;                /* the slot's alternate signal stack, SIG_ALT_SIZE bytes,
                                  mapped at its first small-stacked thread, kept */
     uint32_t alt_on;          /* the registered thread runs its handler there */
+    uint64_t cpu_start;       /* the thread's CPU clock at registration (sampler only) */
+    _Atomic uint64_t cpu_end; /* ... when it unregistered, 0 before */
     uint64_t sig_cpu;         /* CPU ns the coming sample accounts for */
     uint8_t sig_state;        /* enum sink_state of the coming sample */
     struct sig_entry e[SIG_RING];
@@ -92,7 +94,9 @@ static pthread_t sig_thread;
 static uint64_t sig_rng;     /* xorshift64 state for the jitter */
 static uint64_t sig_idle_ns; /* below this much CPU in a tick, ask /proc */
 static uint64_t sig_threads_masked; /* threads found blocking the signal while running */
-static uint64_t sig_cpu_unsampled;  /* CPU ns of threads that ran and could not be signalled */
+static uint64_t sig_cpu_unsampled;  /* CPU ns of threads that ran and could not be signalled,
+                                       or ended between two ticks */
+static uint64_t sig_threads_cpu;    /* CPU ns of the registrations, from start to end */
 
 
 /* ============================ the handler ============================ */
@@ -204,6 +208,16 @@ static void sig_forget_in_flight(struct reg_slot *slots)
     }
 }
 
+/* A registration ends (or the session does, `end` being its CPU clock now): the CPU time
+ * since its last sample, and a signal it never took, have no sample. */
+static void sig_account(struct reg_slot *s, struct sig_ring *r, uint64_t end)
+{
+    if (atomic_exchange(&r->pending, 0)) sig_cpu_unsampled += r->sig_cpu;
+    if (end > s->cpu_last_ns) sig_cpu_unsampled += end - s->cpu_last_ns;
+    if (end > r->cpu_start) sig_threads_cpu += end - r->cpu_start;
+    s->cpu_last_ns = end > s->cpu_last_ns ? end : s->cpu_last_ns;
+}
+
 /* Whether thread `tid`, running in user space, blocks `sig` (/proc's SigBlk; a thread
  * inside a system call may block it for the call alone, as blocking.c does). */
 static int sig_blocks(int tid, int sig)
@@ -243,7 +257,7 @@ static void sig_tick(uint64_t now)
         struct sig_ring *r = &sig_rings[i];
         sig_drain(s, r);
         if (st == REG_DRAINING) {
-            atomic_store(&r->pending, 0);
+            sig_account(s, r, atomic_load(&r->cpu_end));
             registry_release(s);
             continue;
         }
@@ -323,8 +337,17 @@ static void sig_final_drain(void)
             busy |=
                 atomic_load(&sig_rings[i].pending) && atomic_load(&slots[i].state) == REG_ACTIVE;
         }
+        if (!busy || rt_clock_ns(CLOCK_MONOTONIC) > deadline) {
+            for (size_t i = registry_next_used(0); slots && i < REGISTRY_SLOTS;
+                 i = registry_next_used(i + 1))
+                if (atomic_load(&slots[i].state) == REG_ACTIVE)
+                    sig_account(&slots[i], &sig_rings[i], rt_clock_ns(slots[i].cpu_clock));
+                else if (atomic_load(&slots[i].state) == REG_DRAINING)
+                    sig_account(&slots[i], &sig_rings[i], atomic_load(&sig_rings[i].cpu_end));
+            registry_unlock();
+            break;
+        }
         registry_unlock();
-        if (!busy || rt_clock_ns(CLOCK_MONOTONIC) > deadline) break;
         struct timespec ts = {0, 200000};
         nanosleep(&ts, NULL);
     }
@@ -389,7 +412,7 @@ static int sig_start(const struct engine_config *cfg)
     sig_idle_ns = 1000000000ull / cfg->hz / 4;
     atomic_store(&sig_stopping, 0);
 
-    sig_threads_masked = sig_cpu_unsampled = 0;
+    sig_threads_masked = sig_cpu_unsampled = sig_threads_cpu = 0;
     int sig = sigown_claim(cfg->signo, sig_handler, cfg->start_mono_ns);
     if (sig < 0) return sig;
     atomic_store_explicit(&sig_running, 1, memory_order_release);
@@ -428,6 +451,8 @@ static int sig_thread_start(struct reg_slot *s)
     struct sig_ring *r = &sig_rings[registry_slot_index(s)];
     atomic_store(&r->pending, 0);
     r->owed = r->stuck = r->masked = r->masked_seen = 0;
+    r->cpu_start = s->cpu_last_ns; /* read at registration, just now */
+    atomic_store(&r->cpu_end, 0);
     sig_altstack_on(s, r);
     return 0;
 }
@@ -437,6 +462,7 @@ static int sig_thread_start(struct reg_slot *s)
 static void sig_thread_stop(struct reg_slot *s)
 {
     struct sig_ring *r = &sig_rings[registry_slot_index(s)];
+    atomic_store(&r->cpu_end, rt_clock_ns(CLOCK_THREAD_CPUTIME_ID));
     stack_t cur;
     if (r->alt_on && sigaltstack(NULL, &cur) == 0 && cur.ss_sp == r->alt &&
         !(cur.ss_flags & SS_ONSTACK)) {
@@ -460,7 +486,8 @@ static size_t sig_stats(struct engine_stat *out, size_t max)
         {"signal", (uint64_t)sigown_current()},  /* 0: none held at the end */
         {"signals_taken", sigown_taken()},        /* times the program took it */
         {"threads_masked", sig_threads_masked},   /* ran with the signal blocked */
-        {"cpu_unsampled_ns", sig_cpu_unsampled}, /* CPU time that no sample stands for */
+        {"threads_cpu_ns", sig_threads_cpu},      /* the registered threads' CPU time */
+        {"cpu_unsampled_ns", sig_cpu_unsampled}, /* ... that no sample stands for */
     };
     size_t n = sizeof all / sizeof all[0];
     n = n < max ? n : max;
@@ -470,8 +497,17 @@ static size_t sig_stats(struct engine_stat *out, size_t max)
 
 static size_t sig_notes(const char **out, size_t max)
 {
-    static char masked[200];
+    static char masked[200], cpu[256];
     size_t n = sigown_notes(out, max);
+    if (n < max && sig_cpu_unsampled > 10000000ull && sig_cpu_unsampled * 20 > sig_threads_cpu) {
+        snprintf(cpu, sizeof cpu,
+                 "%.1f ms of the threads' %.1f ms of CPU time (%.0f%%) has no sample: threads "
+                 "that ended before the next tick, blocked the signal, or ran while no "
+                 "signal was left",
+                 (double)sig_cpu_unsampled / 1e6, (double)sig_threads_cpu / 1e6,
+                 100.0 * (double)sig_cpu_unsampled / (double)(sig_threads_cpu ? sig_threads_cpu : 1));
+        out[n++] = cpu;
+    }
     if (sig_threads_masked && n < max) {
         snprintf(masked, sizeof masked,
                  "%llu thread%s ran with the signal engine's signal blocked: %.1f ms of CPU "
