@@ -9,6 +9,10 @@
  *                        (value 7) and works 600 ms; prints "got N strays M"
  *   prog_signals mask    a thread that blocks every signal works 1200 ms of CPU, then
  *                        prints "pending N" (signals pending for it, sigpending)
+ *   prog_signals wait    a thread that blocks every signal works 500 ms in 1 ms steps,
+ *                        asking after each whether a signal came: sigtimedwait(every
+ *                        signal, no wait) and a non-blocking signalfd for every signal;
+ *                        prints "waited N signalfd M" (signals it got each way)
  * Each exits 0 unprofiled. */
 #include "burn.h"
 
@@ -17,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -63,6 +68,26 @@ static void *masked(void *arg)
     return NULL;
 }
 
+static void *waiter(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    int fd = signalfd(-1, &all, SFD_NONBLOCK | SFD_CLOEXEC);
+    int waited = 0, viafd = 0;
+    struct timespec zero = {0, 0};
+    for (int i = 0; i < 500; i++) {
+        work_ms(1);
+        siginfo_t si;
+        if (sigtimedwait(&all, &si, &zero) > 0) waited++;
+        struct signalfd_siginfo fi;
+        if (fd >= 0 && read(fd, &fi, sizeof fi) == (ssize_t)sizeof fi) viafd++;
+    }
+    printf("waited %d signalfd %d\n", waited, fd < 0 ? -1 : viafd);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) return 2;
@@ -105,9 +130,9 @@ int main(int argc, char **argv)
         printf("got %d strays %d\n", got, strays);
         return 0;
     }
-    if (strcmp(argv[1], "mask") == 0) {
+    if (strcmp(argv[1], "mask") == 0 || strcmp(argv[1], "wait") == 0) {
         pthread_t t;
-        pthread_create(&t, NULL, masked, NULL);
+        pthread_create(&t, NULL, argv[1][0] == 'm' ? masked : waiter, NULL);
         pthread_join(t, NULL);
         return 0;
     }

@@ -6,7 +6,9 @@ handler and ITIMER_PROF gets its timer's signals and no other, and is still samp
 program that takes the engine's own signal (a handler, then sigqueue to itself) gets
 exactly its 50 signals while the engine moves to a spare one and says so in the file
 and in `kestrel report`; a thread that blocks every signal finds nothing pending, and
-the signal engine counts it and its CPU time (the perf engine samples it)."""
+the signal engine counts it and its CPU time (the perf engine samples it); such a thread
+that asks for signals (sigtimedwait, signalfd, for every signal) gets none of the
+engine's."""
 import os
 import signal
 import subprocess
@@ -105,5 +107,11 @@ if prof:
                 "%s: notes %s" % (what, notes(prof)))
     else:
         c.check(n >= 500, "%s: %d on-CPU samples of the masked thread's 1.2 s" % (what, n))
+
+what, plain, out, prof, _ = run("wait")
+c.check(plain == ["waited", "0", "signalfd", "0"], "%s unprofiled: %s" % (what, plain))
+c.check(out == ["waited", "0", "signalfd", "0"], "%s: none of the engine's: %s" % (what, out))
+if prof and ENGINE == "signal":
+    c.check(stats(prof).get("signals_taken") == 0, "%s: the signal kept: %s" % (what, stats(prof)))
 
 c.exit()

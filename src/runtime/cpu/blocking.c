@@ -14,6 +14,7 @@
 #include "runtime/cpu/blocking.h"
 #include "runtime/interpose.h"
 #include "runtime/cpu/profile_state.h"
+#include "runtime/cpu/sigown.h"
 #include "runtime/cpu/registry.h"
 
 #include <errno.h>
@@ -148,14 +149,15 @@ KESTREL_INTERPOSE int sigsuspend(const sigset_t *mask)
     return BLK_WRAP(REAL(sigsuspend)(blk_mask(mask, &copy)));
 }
 
+/* (sigown_wait: a signal of the engine's that the wait took is not the program's.) */
 KESTREL_INTERPOSE int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *ts)
 {
-    return BLK_WRAP(REAL(sigtimedwait)(set, info, ts));
+    return BLK_WRAP(sigown_wait(set, info, ts));
 }
 
 KESTREL_INTERPOSE int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
-    return BLK_WRAP(REAL(sigwaitinfo)(set, info));
+    return BLK_WRAP(sigown_wait(set, info, NULL));
 }
 
 KESTREL_INTERPOSE int sem_wait(sem_t *sem)

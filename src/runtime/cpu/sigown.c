@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -32,7 +33,7 @@
 #define SO_EVENTS 8  /* what the profile's notes can tell */
 #define SO_NOTE 200
 
-enum so_why { SO_AT_START, SO_HANDLER, SO_TIMER, SO_RAW };
+enum so_why { SO_AT_START, SO_HANDLER, SO_TIMER, SO_RAW, SO_SIGNALFD };
 
 struct so_event {
     uint64_t t_ns;  /* CLOCK_MONOTONIC */
@@ -359,6 +360,65 @@ KESTREL_INTERPOSE unsigned alarm(unsigned seconds)
     return REAL(alarm)(seconds);
 }
 
+/* The engine's signal while it holds it, else 0. */
+static int so_held(void)
+{
+    int sig = atomic_load(&so_sig);
+    return sig && (atomic_load(&so_claimed) & so_bit(sig)) ? sig : 0;
+}
+
+int sigown_wait(const sigset_t *set, siginfo_t *info, const struct timespec *ts)
+{
+    siginfo_t own;
+    siginfo_t *si = info ? info : &own;
+    uint64_t deadline = ts ? so_now() + (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec
+                           : 0;
+    for (;;) {
+        struct timespec left;
+        if (ts) {
+            uint64_t now = so_now(), rem = deadline > now ? deadline - now : 0;
+            left.tv_sec = (time_t)(rem / 1000000000ull);
+            left.tv_nsec = (long)(rem % 1000000000ull);
+        }
+        int r = REAL(sigtimedwait)(set, si, ts ? &left : NULL);
+        if (r <= 0 || !sigown_is_ours(si)) return r;
+    }
+}
+
+KESTREL_INTERPOSE int sigwait(const sigset_t *set, int *sig)
+{
+    siginfo_t si;
+    int r = sigown_wait(set, &si, NULL);
+    if (r < 0) return errno;
+    *sig = r;
+    return 0;
+}
+
+KESTREL_INTERPOSE int sigpending(sigset_t *set)
+{
+    int r = REAL(sigpending)(set);
+    int sig = so_held();
+    if (r == 0 && sig) sigdelset(set, sig);
+    return r;
+}
+
+KESTREL_INTERPOSE int signalfd(int fd, const sigset_t *mask, int flags)
+{
+    int sig = so_held();
+    sigset_t copy;
+    if (sig && sigismember(mask, sig) == 1) {
+        if (sigismember(mask, SIGRTMAX - 5) == 1 && sigismember(mask, SIGUSR1) == 1) {
+            copy = *mask; /* every signal: the engine's is not meant */
+            sigdelset(&copy, sig);
+            mask = &copy;
+        } else {
+            atomic_fetch_or(&so_touched, so_bit(sig));
+            so_step_aside(sig, SO_SIGNALFD, NULL);
+        }
+    }
+    return REAL(signalfd)(fd, mask, flags);
+}
+
 /* ============================ what the profile says ============================ */
 
 size_t sigown_notes(const char **out, size_t max)
@@ -368,6 +428,7 @@ size_t sigown_notes(const char **out, size_t max)
         [SO_HANDLER] = "was taken by the program (its own handler)",
         [SO_TIMER] = "was taken by the program (a timer of its own raises it)",
         [SO_RAW] = "was taken by the program (its handler, set without sigaction())",
+        [SO_SIGNALFD] = "was taken by the program (a signalfd for it)",
     };
     unsigned n = atomic_load(&so_nev);
     size_t k = 0;

@@ -21,6 +21,10 @@
  * A thread that blocks the signal (sigprocmask, a thread that blocks every signal) is
  * told by the sampler (its signal stays pending while its CPU clock runs);
  * sigown_discard() then takes the pending instance back, by the same SIG_IGN moment.
+ * Until then the program does not see it: sigpending() leaves it out, a sigwait-style
+ * call that took one waits on (sigown_wait), and signalfd() leaves it out of a mask
+ * that takes every signal (a mask that names the engine's signal without the spares
+ * is the program taking it).
  *
  * Signal handlers: sigown_is_ours(), sigown_foreign() (the engine's handler), and the
  * hooks sigown_sigaction()/sigown_timer() (a program may call sigaction() from its own
@@ -31,6 +35,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* KESTREL_PROFILE_SIGNAL: a number, or a name (PROF, SIGPROF, USR1, ALRM, VTALRM,
  * RTMIN+N, SIGRTMAX-N). 0 and *sig set, or -1 with *why (a static string). */
@@ -58,6 +63,11 @@ void sigown_foreign(int sig, siginfo_t *si, void *uc);
 /* The interposed sigaction()'s hook: 1 when `sig` is the engine's (handled: *ret is
  * sigaction's result), 0 to let the call through. */
 int sigown_sigaction(int sig, const struct sigaction *act, struct sigaction *old, int *ret);
+
+/* sigtimedwait() for the program (blocking.c's wrappers call it; sigwait is interposed
+ * here): a signal of the engine's that the wait took is not the program's, and the wait
+ * goes on for the rest of its time. */
+int sigown_wait(const sigset_t *set, siginfo_t *info, const struct timespec *ts);
 
 /* What the raw file says: lines (static buffers) and counts. */
 size_t sigown_notes(const char **out, size_t max);
