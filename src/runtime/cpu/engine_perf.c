@@ -50,7 +50,7 @@
 #include "runtime/images.h"
 #include "runtime/interpose.h"
 #include "runtime/cpu/perf_ring.h"
-#include "runtime/cpu/rtfd.h"
+#include "runtime/rtfd.h"
 #include "runtime/rtmem.h"
 #include "runtime/cpu/sink.h"
 #include "runtime/unwind/unwind.h"

@@ -1,6 +1,6 @@
 /* rtfd.c — the runtime's own file descriptors (rtfd.h).
  * Signal handlers: nothing. Inside malloc: nothing. */
-#include "runtime/cpu/rtfd.h"
+#include "runtime/rtfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
