@@ -1,6 +1,6 @@
 /* sigwrap.c — the program's signal handlers behind a trampoline (sigwrap.h).
  *
- * Signal handlers: sw_trampoline, which calls the heap profiler's
+ * Signal handlers: sw_trampoline (and sigwrap_handled), which calls the heap profiler's
  * heap_handler_enter/leave (a few thread-local stores) around the program's handler.
  * Inside malloc: nothing.
  *
@@ -20,9 +20,19 @@
 static struct sigaction sw_prog[NSIG];
 static _Atomic int sw_on[NSIG];
 
+/* Handlers of the program's run on this thread: blocking.c returns EINTR when one ran
+ * during a call, as without the runtime. */
+static __thread volatile unsigned sw_handled;
+
+unsigned sigwrap_handled(void)
+{
+    return sw_handled;
+}
+
 static void sw_trampoline(int sig, siginfo_t *si, void *uc)
 {
     struct sigaction a = sw_prog[sig];
+    sw_handled++;
     heap_handler_enter((uintptr_t)__builtin_frame_address(0));
     if (a.sa_flags & SA_SIGINFO) {
         if (a.sa_sigaction) a.sa_sigaction(sig, si, uc);

@@ -14,4 +14,8 @@
 /* sigaction() as the kernel's, with a handler of the program wrapped and the program's
  * handler reported in *old where the trampoline is installed. */
 int sigwrap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+/* How many handlers of the program's this thread has run through the trampoline (it
+ * grows; compare two readings). Async-signal-safe. */
+unsigned sigwrap_handled(void);
 #endif

@@ -1,7 +1,9 @@
 /* Blocking calls in loops while a busy thread keeps the sampler working: nanosleep,
- * clock_nanosleep, usleep, sleep, poll, select, epoll_wait, sem_timedwait (all timing
- * out after 2 ms, sleep after 1 s), and a pipe read/write pair (one byte every 2 ms,
- * and 1 MiB writes drained slowly, which a signal would cut short). Every call must
+ * clock_nanosleep, usleep, sleep, poll, select, epoll_wait, sem_timedwait, ppoll,
+ * pselect, sigtimedwait, and accept on a socket with a 2 ms receive timeout (all timing
+ * out after 2 ms, sleep after 1 s), a pipe read/write pair (one byte every 2 ms, and
+ * 1 MiB writes drained slowly, which a signal would cut short) and the same over a
+ * socket pair with send/recv (MSG_WAITALL). Every call must
  * return what it returns unprofiled, never fail with EINTR, and never come back
  * before its time. Prints one line per call kind: "<kind> calls=N bad=M" and the first
  * anomaly seen. Exits 0. */
@@ -15,6 +17,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,7 +66,12 @@ static struct result res[] = {{.kind = "nanosleep"},  {.kind = "clock_nanosleep"
                               {.kind = "usleep"},     {.kind = "sleep"},
                               {.kind = "poll"},       {.kind = "select"},
                               {.kind = "epoll_wait"}, {.kind = "sem_timedwait"},
-                              {.kind = "pipe_read"},  {.kind = "pipe_write"}};
+                              {.kind = "pipe_read"},  {.kind = "pipe_write"},
+                              {.kind = "ppoll"},      {.kind = "pselect"},
+                              {.kind = "sigtimedwait"}, {.kind = "accept"},
+                              {.kind = "sock_recv"},  {.kind = "sock_send"}};
+#define NTIMED 8 /* res[0..7] */
+#define NTIMED2 4 /* res[10..13] */
 
 static void *timed_calls(void *arg)
 {
@@ -72,6 +82,12 @@ static void *timed_calls(void *arg)
     if (pipe(pfd) != 0) return NULL;
     sem_t sem;
     sem_init(&sem, 0, 0);
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct timeval rcv = {0, TIMEOUT_NS / 1000};
+    if (bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 1) != 0 ||
+        setsockopt(lfd, SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof rcv) != 0)
+        return NULL;
     int rounds = which == 3 ? 2 : ROUNDS;
     for (int i = 0; i < rounds; i++) {
         burn_cpu_us(700); /* enough CPU that the sampler signals this thread */
@@ -120,6 +136,39 @@ static void *timed_calls(void *arg)
             int e = errno;
             int64_t el = now() - t0;
             note(r, rv == -1 && e == ETIMEDOUT && el >= TIMEOUT_NS - 100000,
+                 "returned %ld, errno %ld", rv, e);
+            break;
+        }
+        case 10: {
+            struct pollfd p = {pfd[0], POLLIN, 0};
+            TIMED(r, ppoll(&p, 1, &ts, NULL), TIMEOUT_NS);
+            break;
+        }
+        case 11: {
+            fd_set s;
+            FD_ZERO(&s);
+            FD_SET(pfd[0], &s);
+            TIMED(r, pselect(pfd[0] + 1, &s, NULL, NULL, &ts, NULL), TIMEOUT_NS);
+            break;
+        }
+        case 12: { /* SIGUSR2, blocked in this thread, never sent: a timeout */
+            sigset_t set;
+            sigemptyset(&set);
+            sigaddset(&set, SIGUSR2);
+            pthread_sigmask(SIG_BLOCK, &set, NULL);
+            int64_t t0 = now();
+            int rv = sigtimedwait(&set, NULL, &ts);
+            int e = errno;
+            int64_t el = now() - t0;
+            note(r, rv == -1 && e == EAGAIN && el >= TIMEOUT_NS, "returned %ld, errno %ld", rv, e);
+            break;
+        }
+        case 13: { /* a receive timeout: EAGAIN after it, never EINTR */
+            int64_t t0 = now();
+            int rv = accept(lfd, NULL, NULL);
+            int e = errno;
+            int64_t el = now() - t0;
+            note(r, rv == -1 && (e == EAGAIN || e == EWOULDBLOCK) && el >= TIMEOUT_NS,
                  "returned %ld, errno %ld", rv, e);
             break;
         }
@@ -176,6 +225,54 @@ static void *pipe_reader(void *arg)
     return NULL;
 }
 
+/* The same over a stream socket pair: send/recv, 1-byte messages read with
+ * MSG_WAITALL into a 1-byte buffer, then 1 MiB sends received with MSG_WAITALL in
+ * 64 KiB pieces: each returns exactly its length. */
+static int sockp[2];
+static void *sock_sender(void *arg)
+{
+    (void)arg;
+    static char big[1 << 20];
+    for (int i = 0; i < ROUNDS; i++) {
+        struct timespec ts = {0, TIMEOUT_NS};
+        nanosleep(&ts, NULL);
+        burn_cpu_us(700);
+        errno = 0;
+        ssize_t w = send(sockp[1], "x", 1, 0);
+        note(&res[15], w == 1, "small send returned %ld (errno %ld)", (long)w, errno);
+    }
+    for (int k = 0; k < 8; k++) {
+        errno = 0;
+        ssize_t w = send(sockp[1], big, sizeof(big), 0);
+        note(&res[15], w == (ssize_t)sizeof(big), "1 MiB send returned %ld (errno %ld)", (long)w,
+             errno);
+    }
+    shutdown(sockp[1], SHUT_WR);
+    return NULL;
+}
+
+static void *sock_receiver(void *arg)
+{
+    (void)arg;
+    char c;
+    for (int i = 0; i < ROUNDS; i++) {
+        burn_cpu_us(300);
+        errno = 0;
+        ssize_t n = recv(sockp[0], &c, 1, 0);
+        note(&res[14], n == 1, "recv returned %ld (errno %ld)", (long)n, errno);
+    }
+    static char buf[1 << 16];
+    for (int k = 0; k < 8 * 16; k++) {
+        burn_cpu_us(700);
+        errno = 0;
+        ssize_t n = recv(sockp[0], buf, sizeof(buf), MSG_WAITALL);
+        note(&res[14], n == (ssize_t)sizeof(buf), "MSG_WAITALL recv returned %ld (errno %ld)",
+             (long)n, errno);
+        if (n <= 0) break;
+    }
+    return NULL;
+}
+
 static void *busy(void *arg)
 {
     (void)arg;
@@ -190,16 +287,22 @@ static void *busy(void *arg)
 int main(void)
 {
     if (pipe(bigpipe) != 0) return 2;
-    pthread_t b, t[8], w, r;
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sockp) != 0) return 2;
+    pthread_t b, t[NTIMED + NTIMED2], w, r, sw, sr;
     pthread_create(&b, NULL, busy, NULL);
-    for (int i = 0; i < 8; i++)
-        pthread_create(&t[i], NULL, timed_calls, (void *)(intptr_t)i);
+    for (int i = 0; i < NTIMED + NTIMED2; i++)
+        pthread_create(&t[i], NULL, timed_calls,
+                       (void *)(intptr_t)(i < NTIMED ? i : 10 + (i - NTIMED)));
     pthread_create(&w, NULL, pipe_writer, NULL);
     pthread_create(&r, NULL, pipe_reader, NULL);
-    for (int i = 0; i < 8; i++)
+    pthread_create(&sw, NULL, sock_sender, NULL);
+    pthread_create(&sr, NULL, sock_receiver, NULL);
+    for (int i = 0; i < NTIMED + NTIMED2; i++)
         pthread_join(t[i], NULL);
     pthread_join(w, NULL);
     pthread_join(r, NULL);
+    pthread_join(sw, NULL);
+    pthread_join(sr, NULL);
     done = 1;
     pthread_join(b, NULL);
     for (size_t i = 0; i < sizeof(res) / sizeof(res[0]); i++)

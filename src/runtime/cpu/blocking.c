@@ -1,235 +1,515 @@
-/* blocking.c — the blocking calls that a signal would cut short even with SA_RESTART
- * (sleeps, poll, select, epoll_wait, pause, sigsuspend, sigwait, semaphores) or
- * shorten once partly done (read, write and the socket calls): while a thread of a
- * signal-engine session is in one, the engine's signal is blocked, so a sample that was already on
- * its way waits until the call returns instead of ending it early with EINTR. The sampler never
- * signals a thread it sees blocked (waitstack.c reads its stack instead); this closes the window
- * between its CPU-clock check and the thread entering the call. Calls that take a signal mask
- * (ppoll, pselect, epoll_pwait) get the engine's signal added to it. Two extra system calls per
- * blocking call, only while sampling.
+/* blocking.c — the blocking calls a signal would cut short even with SA_RESTART (sleeps,
+ * poll, select, epoll_wait, pause, sigsuspend, sigwait, semaphores) or shorten once
+ * partly done (writes and sends, MSG_WAITALL receives), and the calls that end with
+ * EINTR under a socket timeout (reads, receives, accept, connect).
+ *
+ * The signal engine's signal is let in: it interrupts the call where the thread is, so
+ * its sample has the call's stack, and the wrapper resumes the call itself, as if the
+ * signal had never come. The engine's handler counts its signals per thread
+ * (blocking_interrupted), the program's own handlers are counted by sigwrap; a call
+ * that failed with EINTR, or transferred part of its bytes, while the first count moved
+ * and the second did not was interrupted by the engine alone and goes on: a timeout for
+ * what is left of it (from a clock read before the call, or the kernel's own `rem` and
+ * select's timeval), a transfer for the bytes not yet moved (only on a descriptor that
+ * blocks: a non-blocking one is short for its own reasons). When the program's handler
+ * ran the call returns what it returned, EINTR and short counts included, as without
+ * kestrel. The common path costs two thread-local reads (and a clock read for a call
+ * with a timeout); no system call is added.
+ *
+ * What it cannot see: a handler the program installed before the profile started or
+ * with a raw rt_sigaction (not behind sigwrap's trampoline) that runs during the same
+ * call as an engine signal; that call resumes instead of failing with EINTR.
  *
  * Signal handlers: the wrappers are as async-signal-safe as the calls they wrap;
- * blocking_deferred() reads a thread-local.
+ * blocking_interrupted() reads and writes thread-locals.
  * Inside malloc: nothing. */
 #include "runtime/cpu/blocking.h"
 #include "runtime/interpose.h"
-#include "runtime/cpu/profile_state.h"
 #include "runtime/cpu/sigown.h"
-#include "runtime/cpu/registry.h"
+#include "runtime/sigwrap.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <semaphore.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
-#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
-/* Nonzero while this thread is inside a wrapped call with the engine's signal
- * blocked, including the moment the mask is restored: a signal delivered then was
- * sent for a tick the thread spent partly asleep, and its stack is the wake-up's. */
-static __thread int blk_depth;
+/* blk_hits: the engine's signals this thread handled. blk_in: inside a wrapped call. */
+static __thread volatile unsigned blk_hits;
+static __thread volatile int blk_in;
 
-int blocking_deferred(void)
+int blocking_interrupted(void)
 {
-    return blk_depth;
+    blk_hits++;
+    return blk_in;
 }
 
-/* Blocks the engine's signal for a registered thread; returns whether it did. */
-static int blk_enter(sigset_t *old)
+/* One wrapped call: the counts and errno at its start. */
+struct blk {
+    unsigned hits, prog;
+    int err;
+};
+
+static void blk_begin(struct blk *b)
 {
-    int sig = profile_signal();
-    if (!sig || !registry_self()) return 0;
-    sigset_t one;
-    sigemptyset(&one);
-    sigaddset(&one, sig);
-    if (pthread_sigmask(SIG_BLOCK, &one, old) != 0)
-        return 0;
-    blk_depth++;
+    b->hits = blk_hits;
+    b->prog = sigwrap_handled();
+    b->err = errno;
+    blk_in++;
+}
+
+/* The value the call returns, on its way out. */
+#define BLK_END(b, v) (blk_in--, (v))
+
+/* Whether the engine's signal came since the last look and no handler of the
+ * program's since the call began: then the call is resumed (errno as it was). */
+static int blk_ours(struct blk *b)
+{
+    unsigned h = blk_hits;
+    if (h == b->hits || sigwrap_handled() != b->prog) return 0;
+    b->hits = h;
+    errno = b->err;
     return 1;
 }
 
-static void blk_leave(int on, const sigset_t *old)
+static int64_t blk_now(void)
 {
-    if (!on) return;
-    int e = errno;
-    pthread_sigmask(SIG_SETMASK, old, NULL);
-    blk_depth--;
-    errno = e;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
-/* The caller's mask for the duration of the call, with the engine's signal added. */
-static const sigset_t *blk_mask(const sigset_t *m, sigset_t *copy)
+static int64_t blk_ts_ns(const struct timespec *ts)
 {
-    int sig = profile_signal();
-    if (!m || !sig || !registry_self()) return m;
-    *copy = *m;
-    sigaddset(copy, sig);
-    return copy;
+    return (int64_t)ts->tv_sec * 1000000000ll + ts->tv_nsec;
 }
 
-#define BLK_WRAP(call)                                                                             \
-    ({                                                                                             \
-        sigset_t blk_old;                                                                          \
-        int blk_on = blk_enter(&blk_old);                                                          \
-        __typeof__(call) blk_r = (call);                                                           \
-        blk_leave(blk_on, &blk_old);                                                               \
-        blk_r;                                                                                     \
-    })
+/* What is left of a timeout of `ms` milliseconds begun at t0, rounded up: never back
+ * before its time. */
+static int blk_left_ms(int64_t t0, int ms)
+{
+    int64_t left = (int64_t)ms * 1000000 - (blk_now() - t0);
+    return left <= 0 ? 0 : (int)((left + 999999) / 1000000);
+}
+
+static struct timespec blk_left_ts(int64_t t0, int64_t total_ns)
+{
+    int64_t left = total_ns - (blk_now() - t0);
+    if (left < 0) left = 0;
+    return (struct timespec){.tv_sec = left / 1000000000ll, .tv_nsec = left % 1000000000ll};
+}
+
+/* A descriptor that blocks: a short transfer on it came from a signal. */
+static int blk_blocking_fd(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl >= 0 && !(fl & O_NONBLOCK);
+}
+
+/* ================================ sleeps ================================ */
+
+static int blk_nanosleep(struct blk *b, const struct timespec *req, struct timespec *rem)
+{
+    struct timespec want = *req, left;
+    for (;;) {
+        int r = REAL(nanosleep)(&want, &left);
+        if (r == 0 || errno != EINTR) return r;
+        if (!blk_ours(b)) {
+            if (rem) *rem = left;
+            return r;
+        }
+        want = left;
+    }
+}
 
 KESTREL_INTERPOSE int nanosleep(const struct timespec *req, struct timespec *rem)
 {
-    return BLK_WRAP(REAL(nanosleep)(req, rem));
+    struct blk b;
+    blk_begin(&b);
+    return BLK_END(b, blk_nanosleep(&b, req, rem));
 }
 
 KESTREL_INTERPOSE int clock_nanosleep(clockid_t c, int flags, const struct timespec *req,
                                       struct timespec *rem)
 {
-    return BLK_WRAP(REAL(clock_nanosleep)(c, flags, req, rem));
+    struct blk b;
+    blk_begin(&b);
+    struct timespec want = *req, left;
+    for (;;) {
+        int r = REAL(clock_nanosleep)(c, flags, &want, &left); /* an error number */
+        if (r != EINTR) return BLK_END(b, r);
+        if (!blk_ours(&b)) {
+            if (rem && !(flags & TIMER_ABSTIME)) *rem = left;
+            return BLK_END(b, r);
+        }
+        if (!(flags & TIMER_ABSTIME)) want = left;
+    }
+}
+
+/* glibc's usleep and sleep call nanosleep inside libc, out of reach: the same through
+ * the resuming one (sleep returns the whole seconds left, as glibc's). */
+KESTREL_INTERPOSE int usleep(useconds_t us)
+{
+    struct blk b;
+    blk_begin(&b);
+    struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
+    return BLK_END(b, blk_nanosleep(&b, &ts, NULL));
 }
 
 KESTREL_INTERPOSE unsigned int sleep(unsigned int s)
 {
-    return BLK_WRAP(REAL(sleep)(s));
+    struct blk b;
+    blk_begin(&b);
+    struct timespec ts = {.tv_sec = s, .tv_nsec = 0};
+    if (blk_nanosleep(&b, &ts, &ts) < 0) return BLK_END(b, (unsigned)ts.tv_sec);
+    errno = b.err;
+    return BLK_END(b, 0u);
 }
 
-KESTREL_INTERPOSE int usleep(useconds_t us)
-{
-    return BLK_WRAP(REAL(usleep)(us));
-}
+/* ============================ waits with a timeout ============================ */
 
 KESTREL_INTERPOSE int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
-    return BLK_WRAP(REAL(poll)(fds, n, timeout));
-}
-
-KESTREL_INTERPOSE int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
-{
-    return BLK_WRAP(REAL(select)(n, r, w, e, tv));
-}
-
-KESTREL_INTERPOSE int epoll_wait(int ep, struct epoll_event *ev, int max, int timeout)
-{
-    return BLK_WRAP(REAL(epoll_wait)(ep, ev, max, timeout));
+    struct blk b;
+    blk_begin(&b);
+    int64_t t0 = timeout > 0 ? blk_now() : 0;
+    int t = timeout;
+    for (;;) {
+        int r = REAL(poll)(fds, n, t);
+        if (r >= 0 || errno != EINTR || !blk_ours(&b)) return BLK_END(b, r);
+        if (timeout > 0) t = blk_left_ms(t0, timeout);
+    }
 }
 
 KESTREL_INTERPOSE int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
                             const sigset_t *mask)
 {
-    sigset_t copy;
-    return BLK_WRAP(REAL(ppoll)(fds, n, ts, blk_mask(mask, &copy)));
+    struct blk b;
+    blk_begin(&b);
+    int64_t t0 = ts ? blk_now() : 0;
+    struct timespec left = ts ? *ts : (struct timespec){0, 0};
+    for (;;) {
+        int r = REAL(ppoll)(fds, n, ts ? &left : NULL, mask);
+        if (r >= 0 || errno != EINTR || !blk_ours(&b)) return BLK_END(b, r);
+        if (ts) left = blk_left_ts(t0, blk_ts_ns(ts));
+    }
+}
+
+/* select: the kernel leaves the sets alone on EINTR and counts the timeval down. */
+KESTREL_INTERPOSE int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+    struct blk b;
+    blk_begin(&b);
+    for (;;) {
+        int rv = REAL(select)(n, r, w, e, tv);
+        if (rv >= 0 || errno != EINTR || !blk_ours(&b)) return BLK_END(b, rv);
+    }
 }
 
 KESTREL_INTERPOSE int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
                               const sigset_t *mask)
 {
-    sigset_t copy;
-    return BLK_WRAP(REAL(pselect)(n, r, w, e, ts, blk_mask(mask, &copy)));
+    struct blk b;
+    blk_begin(&b);
+    int64_t t0 = ts ? blk_now() : 0;
+    struct timespec left = ts ? *ts : (struct timespec){0, 0};
+    for (;;) {
+        int rv = REAL(pselect)(n, r, w, e, ts ? &left : NULL, mask);
+        if (rv >= 0 || errno != EINTR || !blk_ours(&b)) return BLK_END(b, rv);
+        if (ts) left = blk_left_ts(t0, blk_ts_ns(ts));
+    }
+}
+
+KESTREL_INTERPOSE int epoll_wait(int ep, struct epoll_event *ev, int max, int timeout)
+{
+    struct blk b;
+    blk_begin(&b);
+    int64_t t0 = timeout > 0 ? blk_now() : 0;
+    int t = timeout;
+    for (;;) {
+        int r = REAL(epoll_wait)(ep, ev, max, t);
+        if (r >= 0 || errno != EINTR || !blk_ours(&b)) return BLK_END(b, r);
+        if (timeout > 0) t = blk_left_ms(t0, timeout);
+    }
 }
 
 KESTREL_INTERPOSE int epoll_pwait(int ep, struct epoll_event *ev, int max, int timeout,
                                   const sigset_t *mask)
 {
-    sigset_t copy;
-    return BLK_WRAP(REAL(epoll_pwait)(ep, ev, max, timeout, blk_mask(mask, &copy)));
+    struct blk b;
+    blk_begin(&b);
+    int64_t t0 = timeout > 0 ? blk_now() : 0;
+    int t = timeout;
+    for (;;) {
+        int r = REAL(epoll_pwait)(ep, ev, max, t, mask);
+        if (r >= 0 || errno != EINTR || !blk_ours(&b)) return BLK_END(b, r);
+        if (timeout > 0) t = blk_left_ms(t0, timeout);
+    }
 }
+
+/* ============================ waits for a signal ============================ */
 
 KESTREL_INTERPOSE int pause(void)
 {
-    return BLK_WRAP(REAL(pause)());
+    struct blk b;
+    blk_begin(&b);
+    for (;;) {
+        int r = REAL(pause)();
+        if (errno != EINTR || !blk_ours(&b)) return BLK_END(b, r);
+    }
 }
 
 KESTREL_INTERPOSE int sigsuspend(const sigset_t *mask)
 {
-    sigset_t copy;
-    return BLK_WRAP(REAL(sigsuspend)(blk_mask(mask, &copy)));
+    struct blk b;
+    blk_begin(&b);
+    for (;;) {
+        int r = REAL(sigsuspend)(mask);
+        if (errno != EINTR || !blk_ours(&b)) return BLK_END(b, r);
+    }
 }
 
 /* (sigown_wait: a signal of the engine's that the wait took is not the program's.) */
 KESTREL_INTERPOSE int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *ts)
 {
-    return BLK_WRAP(sigown_wait(set, info, ts));
+    struct blk b;
+    blk_begin(&b);
+    int64_t t0 = ts ? blk_now() : 0;
+    struct timespec left = ts ? *ts : (struct timespec){0, 0};
+    for (;;) {
+        int r = sigown_wait(set, info, ts ? &left : NULL);
+        if (r >= 0 || errno != EINTR || !blk_ours(&b)) return BLK_END(b, r);
+        if (ts) left = blk_left_ts(t0, blk_ts_ns(ts));
+    }
 }
 
 KESTREL_INTERPOSE int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
-    return BLK_WRAP(sigown_wait(set, info, NULL));
+    struct blk b;
+    blk_begin(&b);
+    for (;;) {
+        int r = sigown_wait(set, info, NULL);
+        if (r >= 0 || errno != EINTR || !blk_ours(&b)) return BLK_END(b, r);
+    }
 }
 
 KESTREL_INTERPOSE int sem_wait(sem_t *sem)
 {
-    return BLK_WRAP(REAL(sem_wait)(sem));
+    struct blk b;
+    blk_begin(&b);
+    for (;;) {
+        int r = REAL(sem_wait)(sem);
+        if (r == 0 || errno != EINTR || !blk_ours(&b)) return BLK_END(b, r);
+    }
 }
 
-KESTREL_INTERPOSE int sem_timedwait(sem_t *sem, const struct timespec *ts)
+KESTREL_INTERPOSE int sem_timedwait(sem_t *sem, const struct timespec *ts) /* absolute */
 {
-    return BLK_WRAP(REAL(sem_timedwait)(sem, ts));
+    struct blk b;
+    blk_begin(&b);
+    for (;;) {
+        int r = REAL(sem_timedwait)(sem, ts);
+        if (r == 0 || errno != EINTR || !blk_ours(&b)) return BLK_END(b, r);
+    }
 }
 
-/* ---- data transfer: a signal after part of the transfer returns a short count ---- */
+/* ============== data transfer: EINTR (socket timeouts) and short counts ============== */
+
+/* A call that moves no data once interrupted: tried again. */
+#define BLK_RETRY(type, call)                                                                      \
+    ({                                                                                             \
+        struct blk b_;                                                                             \
+        blk_begin(&b_);                                                                            \
+        type r_;                                                                                   \
+        while ((r_ = (call)) < 0 && errno == EINTR && blk_ours(&b_)) {                             \
+        }                                                                                          \
+        BLK_END(b_, r_);                                                                           \
+    })
 
 KESTREL_INTERPOSE ssize_t read(int fd, void *buf, size_t n)
 {
-    return BLK_WRAP(REAL(read)(fd, buf, n));
-}
-
-KESTREL_INTERPOSE ssize_t write(int fd, const void *buf, size_t n)
-{
-    return BLK_WRAP(REAL(write)(fd, buf, n));
+    return BLK_RETRY(ssize_t, REAL(read)(fd, buf, n));
 }
 
 KESTREL_INTERPOSE ssize_t readv(int fd, const struct iovec *iov, int n)
 {
-    return BLK_WRAP(REAL(readv)(fd, iov, n));
-}
-
-KESTREL_INTERPOSE ssize_t writev(int fd, const struct iovec *iov, int n)
-{
-    return BLK_WRAP(REAL(writev)(fd, iov, n));
-}
-
-KESTREL_INTERPOSE ssize_t recv(int fd, void *buf, size_t n, int flags)
-{
-    return BLK_WRAP(REAL(recv)(fd, buf, n, flags));
+    return BLK_RETRY(ssize_t, REAL(readv)(fd, iov, n));
 }
 
 KESTREL_INTERPOSE ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
                                    socklen_t *len)
 {
-    return BLK_WRAP(REAL(recvfrom)(fd, buf, n, flags, addr, len));
+    return BLK_RETRY(ssize_t, REAL(recvfrom)(fd, buf, n, flags, addr, len));
 }
 
 KESTREL_INTERPOSE ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
-    return BLK_WRAP(REAL(recvmsg)(fd, msg, flags));
+    return BLK_RETRY(ssize_t, REAL(recvmsg)(fd, msg, flags));
+}
+
+KESTREL_INTERPOSE int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+    return BLK_RETRY(int, REAL(accept)(fd, addr, len));
+}
+
+/* recv: a MSG_WAITALL receive cut short by the engine's signal gets the rest. */
+KESTREL_INTERPOSE ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+    struct blk b;
+    blk_begin(&b);
+    size_t done = 0;
+    for (;;) {
+        ssize_t r = REAL(recv)(fd, (char *)buf + done, n - done, flags);
+        if (r < 0) {
+            if (errno == EINTR && blk_ours(&b)) continue;
+            return BLK_END(b, done ? (ssize_t)done : r);
+        }
+        done += (size_t)r;
+        if (r == 0 || done == n || !(flags & MSG_WAITALL) || !blk_ours(&b))
+            return BLK_END(b, (ssize_t)done);
+    }
+}
+
+/* The rest of a write cut short: continued while the engine's signal alone cut it and
+ * the descriptor blocks. `step` moves bytes [done, n) and returns what a write would. */
+#define BLK_TRANSFER(b, n, fd, nonblock_flag, step)                                                \
+    ({                                                                                             \
+        size_t done_ = 0;                                                                          \
+        ssize_t out_;                                                                              \
+        for (;;) {                                                                                 \
+            ssize_t r_ = (step);                                                                   \
+            if (r_ < 0) {                                                                          \
+                if (errno == EINTR && blk_ours(&(b))) continue;                                    \
+                out_ = done_ ? (ssize_t)done_ : r_;                                                \
+                break;                                                                             \
+            }                                                                                      \
+            done_ += (size_t)r_;                                                                   \
+            if (done_ >= (n) || r_ == 0 || (nonblock_flag) || !blk_ours(&(b)) ||                   \
+                !blk_blocking_fd(fd)) {                                                            \
+                out_ = (ssize_t)done_;                                                             \
+                break;                                                                             \
+            }                                                                                      \
+        }                                                                                          \
+        out_;                                                                                      \
+    })
+
+KESTREL_INTERPOSE ssize_t write(int fd, const void *buf, size_t n)
+{
+    struct blk b;
+    blk_begin(&b);
+    ssize_t r = BLK_TRANSFER(b, n, fd, 0, REAL(write)(fd, (const char *)buf + done_, n - done_));
+    return BLK_END(b, r);
 }
 
 KESTREL_INTERPOSE ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
-    return BLK_WRAP(REAL(send)(fd, buf, n, flags));
+    struct blk b;
+    blk_begin(&b);
+    ssize_t r = BLK_TRANSFER(b, n, fd, flags & MSG_DONTWAIT,
+                             REAL(send)(fd, (const char *)buf + done_, n - done_, flags));
+    return BLK_END(b, r);
 }
 
 KESTREL_INTERPOSE ssize_t sendto(int fd, const void *buf, size_t n, int flags,
                                  const struct sockaddr *addr, socklen_t len)
 {
-    return BLK_WRAP(REAL(sendto)(fd, buf, n, flags, addr, len));
+    struct blk b;
+    blk_begin(&b);
+    ssize_t r = BLK_TRANSFER(b, n, fd, flags & MSG_DONTWAIT,
+                             REAL(sendto)(fd, (const char *)buf + done_, n - done_, flags, addr,
+                                          len));
+    return BLK_END(b, r);
+}
+
+static size_t blk_iov_len(const struct iovec *iov, int n)
+{
+    size_t t = 0;
+    for (int i = 0; i < n; i++)
+        t += iov[i].iov_len;
+    return t;
+}
+
+/* The iovecs past the first `skip` bytes, at most BLK_IOV of them, into `out`. */
+#define BLK_IOV 64
+static int blk_iov_rest(const struct iovec *iov, int n, size_t skip, struct iovec *out)
+{
+    int i = 0, k = 0;
+    for (; i < n && skip >= iov[i].iov_len; i++)
+        skip -= iov[i].iov_len;
+    for (; i < n && k < BLK_IOV; i++, k++) {
+        out[k].iov_base = (char *)iov[i].iov_base + skip;
+        out[k].iov_len = iov[i].iov_len - skip;
+        skip = 0;
+    }
+    return k;
+}
+
+static ssize_t blk_writev_step(int fd, const struct iovec *iov, int n, size_t done)
+{
+    if (!done) return REAL(writev)(fd, iov, n);
+    struct iovec rest[BLK_IOV];
+    return REAL(writev)(fd, rest, blk_iov_rest(iov, n, done, rest));
+}
+
+KESTREL_INTERPOSE ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+    struct blk b;
+    blk_begin(&b);
+    size_t total = n > 0 ? blk_iov_len(iov, n) : 0;
+    ssize_t r = BLK_TRANSFER(b, total, fd, 0, blk_writev_step(fd, iov, n, done_));
+    return BLK_END(b, r);
+}
+
+/* The rest of a message goes without its control data (already sent with the first
+ * part) and without its address (a stream socket's). */
+static ssize_t blk_sendmsg_step(int fd, const struct msghdr *msg, int flags, size_t done)
+{
+    if (!done) return REAL(sendmsg)(fd, msg, flags);
+    struct iovec rest[BLK_IOV];
+    struct msghdr m;
+    memset(&m, 0, sizeof m);
+    m.msg_iov = rest;
+    m.msg_iovlen = (size_t)blk_iov_rest(msg->msg_iov, (int)msg->msg_iovlen, done, rest);
+    return REAL(sendmsg)(fd, &m, flags);
 }
 
 KESTREL_INTERPOSE ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-    return BLK_WRAP(REAL(sendmsg)(fd, msg, flags));
+    struct blk b;
+    blk_begin(&b);
+    size_t total = blk_iov_len(msg->msg_iov, (int)msg->msg_iovlen);
+    ssize_t r = BLK_TRANSFER(b, total, fd, flags & MSG_DONTWAIT,
+                             blk_sendmsg_step(fd, msg, flags, done_));
+    return BLK_END(b, r);
 }
 
-KESTREL_INTERPOSE int accept(int fd, struct sockaddr *addr, socklen_t *len)
-{
-    return BLK_WRAP(REAL(accept)(fd, addr, len));
-}
-
+/* connect ended with EINTR (a socket send timeout) by the engine's signal: the
+ * connection goes on in the kernel; waiting for it gives the call's own result. */
 KESTREL_INTERPOSE int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
-    return BLK_WRAP(REAL(connect)(fd, addr, len));
+    struct blk b;
+    blk_begin(&b);
+    int r = REAL(connect)(fd, addr, len);
+    if (r == 0 || errno != EINTR || !blk_ours(&b)) return BLK_END(b, r);
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    while ((r = REAL(poll)(&p, 1, -1)) < 0 && errno == EINTR && blk_ours(&b)) {
+    }
+    if (r < 0) return BLK_END(b, r);
+    int err = 0;
+    socklen_t el = sizeof err;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0) return BLK_END(b, -1);
+    if (err) {
+        errno = err;
+        return BLK_END(b, -1);
+    }
+    errno = b.err;
+    return BLK_END(b, 0);
 }

@@ -6,7 +6,7 @@
  * sampler drains into the sink.
  *
  * Signal handlers: sig_handler() and what it calls — registry_self(), uw_walk(),
- * blocking_deferred(), clock_gettime, atomics. No lock, no allocation, errno preserved.
+ * blocking_interrupted(), clock_gettime, atomics. No lock, no allocation, errno preserved.
  * Inside malloc: nothing. */
 #include "runtime/cpu/blocking.h"
 #include "runtime/lifecycle.h"
@@ -120,6 +120,7 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
         return;
     }
     int saved_errno = errno;
+    int asleep = blocking_interrupted(); /* a wrapped call it cut short resumes */
     struct reg_slot *s = registry_self();
     if (s && atomic_load_explicit(&sig_running, memory_order_acquire)) {
         struct sig_ring *r = &sig_rings[registry_slot_index(s)];
@@ -141,12 +142,13 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
             e->stop = (uint8_t)stop;
             e->t_ns = rt_clock_ns(CLOCK_MONOTONIC);
             e->cpu_ns = r->sig_cpu;
-            /* Held back by a blocking call, the signal arrives as the thread wakes: the
-             * tick it was sent for found the thread asleep, and its stack is the
-             * sleep's. On-CPU, it charged the time of whatever ran before the sleep to
-             * the function that slept (a half-sleeping function measured 64% of the
-             * CPU instead of 50%); it is a waiting sample, its CPU still counted. */
-            e->state = blocking_deferred() ? SINK_WAITING : r->sig_state;
+            /* The signal found the thread in a blocking call (it ran during the
+             * tick, then slept, or was preempted as the call ended): its stack is
+             * the call's. On-CPU, it would charge
+             * the time of whatever ran before the sleep to the function that slept (a
+             * half-sleeping function measured 64% of the CPU instead of 50%); it is a
+             * waiting sample, its CPU still counted. */
+            e->state = asleep ? SINK_WAITING : r->sig_state;
             atomic_store_explicit(&r->head, h + 1, memory_order_release);
         }
         atomic_store_explicit(&r->pending, 0, memory_order_release);

@@ -388,7 +388,9 @@ int sigown_wait(const sigset_t *set, siginfo_t *info, const struct timespec *ts)
 KESTREL_INTERPOSE int sigwait(const sigset_t *set, int *sig)
 {
     siginfo_t si;
-    int r = sigown_wait(set, &si, NULL);
+    int r;
+    while ((r = sigown_wait(set, &si, NULL)) < 0 && errno == EINTR) {
+    } /* as glibc's: sigwait never fails with EINTR */
     if (r < 0) return errno;
     *sig = r;
     return 0;

@@ -1,0 +1,167 @@
+/* An event-loop server of the kind the signal engine must serve well (issue 18):
+ * THREADS threads, each with its own epoll set and its own SO_REUSEPORT listening
+ * socket on 127.0.0.1:PORT; connections are non-blocking and kept alive; each request
+ * (a line of 32 bytes) is answered with 256 bytes after handle_request() has computed
+ * for WORK_US microseconds of the thread's CPU time. Every I/O call goes through libc
+ * (epoll_wait, accept4, read, write), as real servers do.
+ *
+ * After SECONDS it stops and prints one line per thread:
+ *   thread K cpu_ns=N wall_ns=N requests=N
+ * (its CPU clock and the wall time of its loop), then "requests N".
+ *
+ *   server PORT THREADS WORK_US SECONDS */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REQ 32
+#define RESP 256
+#define MAXT 16
+
+static int port, nthreads;
+static long work_us;
+static int64_t deadline_ns;
+
+struct worker {
+    pthread_t t;
+    int64_t cpu_ns, wall_ns;
+    long requests;
+};
+static struct worker workers[MAXT];
+volatile unsigned long evloop_sink;
+
+static int64_t clock_ns(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* The request's work: WORK_US of this thread's CPU time, so the share it should get
+ * in a profile is known whatever the machine's load. */
+__attribute__((noinline)) static void handle_request(const char *req, char *resp)
+{
+    int64_t end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + work_us * 1000;
+    unsigned long x = (unsigned char)req[0];
+    do {
+        for (int i = 0; i < 500; i++)
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+    } while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end);
+    evloop_sink += x;
+    memset(resp, 'a' + (int)(x % 26), RESP);
+    resp[RESP - 1] = '\n';
+}
+
+static int listener(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 512) != 0) {
+        perror("server: bind/listen");
+        exit(1);
+    }
+    return fd;
+}
+
+/* A connection's partial request: bytes of the current line read so far. */
+struct conn {
+    int fd, have;
+    char buf[REQ];
+};
+
+static void *loop(void *arg)
+{
+    struct worker *w = arg;
+    int lfd = listener();
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+    epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
+    int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+    char resp[RESP];
+    struct epoll_event evs[64];
+    while (clock_ns(CLOCK_MONOTONIC) < deadline_ns) {
+        int n = epoll_wait(ep, evs, 64, 20);
+        if (n < 0) {
+            fprintf(stderr, "server: epoll_wait: %s\n", strerror(errno));
+            exit(1);
+        }
+        for (int i = 0; i < n; i++) {
+            struct conn *c = evs[i].data.ptr;
+            if (!c) {
+                int fd;
+                while ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+                    int one = 1;
+                    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                    struct conn *nc = calloc(1, sizeof *nc);
+                    nc->fd = fd;
+                    struct epoll_event cev = {.events = EPOLLIN, .data.ptr = nc};
+                    epoll_ctl(ep, EPOLL_CTL_ADD, fd, &cev);
+                }
+                continue;
+            }
+            for (;;) {
+                ssize_t r = read(c->fd, c->buf + c->have, (size_t)(REQ - c->have));
+                if (r < 0 && errno == EAGAIN) break;
+                if (r < 0 && errno == EINTR) {
+                    fprintf(stderr, "server: read: EINTR\n");
+                    exit(1);
+                }
+                if (r <= 0) {
+                    close(c->fd);
+                    free(c);
+                    break;
+                }
+                c->have += (int)r;
+                if (c->have < REQ) continue;
+                c->have = 0;
+                handle_request(c->buf, resp);
+                w->requests++;
+                ssize_t s = write(c->fd, resp, RESP); /* 256 B into an empty socket buffer */
+                if (s != RESP) {
+                    fprintf(stderr, "server: write returned %zd: %s\n", s, strerror(errno));
+                    exit(1);
+                }
+            }
+        }
+    }
+    w->wall_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+    w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5) {
+        fprintf(stderr, "usage: server PORT THREADS WORK_US SECONDS\n");
+        return 2;
+    }
+    port = atoi(argv[1]);
+    nthreads = atoi(argv[2]);
+    work_us = atol(argv[3]);
+    if (nthreads < 1 || nthreads > MAXT) return 2;
+    deadline_ns = clock_ns(CLOCK_MONOTONIC) + (int64_t)(atof(argv[4]) * 1e9);
+    for (int i = 0; i < nthreads; i++)
+        pthread_create(&workers[i].t, NULL, loop, &workers[i]);
+    long total = 0;
+    for (int i = 0; i < nthreads; i++) {
+        pthread_join(workers[i].t, NULL);
+        printf("thread %d cpu_ns=%lld wall_ns=%lld requests=%ld\n", i,
+               (long long)workers[i].cpu_ns, (long long)workers[i].wall_ns, workers[i].requests);
+        total += workers[i].requests;
+    }
+    printf("requests %ld\n", total);
+    return 0;
+}
