@@ -1,8 +1,8 @@
 /* The program's own signals interrupt its calls as without a profiler: a worker thread
  * computes (so the sampler signals it too), then blocks in one call for up to 1 s
- * while a second thread sends it SIGUSR1 (pthread_kill) 3 ms later, or, for
- * SIGALRM, a timer of the process (setitimer ITIMER_REAL, every other thread blocks
- * SIGALRM) fires 3 ms later. The handlers are installed without SA_RESTART, except
+ * while a second thread sends it SIGUSR1 (pthread_kill) 3 ms later and every 5 ms
+ * until the call returned, or, for SIGALRM, a timer of the process (setitimer
+ * ITIMER_REAL, every other thread blocks SIGALRM) fires 3 ms later and every 5 ms. The handlers are installed without SA_RESTART, except
  * for the "restart" kinds (SA_RESTART: a read is restarted, a sleep is not). Prints
  * one line per kind: "<kind> eintr=N ok=N early=N" where eintr counts -1/EINTR (or
  * sleep's unslept seconds, nanosleep's rem), ok a full wait, early a return before
@@ -104,10 +104,11 @@ static int call(int kind, int ep, sem_t *sem)
     return -1;
 }
 
-static volatile int cur_kind = -1, round_go;
+static volatile int cur_kind = -1, round_go, round_done, round_id, round_acked;
 
-/* Sends SIGUSR1 to the worker 3 ms into each round; for the SA_RESTART read also
- * writes the byte that ends it 30 ms in. */
+/* Sends SIGUSR1 to the worker 3 ms into each round and every 5 ms after that until the
+ * round's call returned (a signal that came before the call cannot end it); for the
+ * SA_RESTART read also writes the byte that ends it 30 ms in. */
 static void *sender(void *arg)
 {
     (void)arg;
@@ -119,17 +120,23 @@ static void *sender(void *arg)
         while (!round_go)
             usleep(100);
         round_go = 0;
-        int k = cur_kind;
+        int k = cur_kind, id = round_id;
         if (k < 0) return NULL;
         struct timespec d = {0, 3000000};
         nanosleep(&d, NULL);
-        if (k == K_ALRM_NANOSLEEP || k == K_ALRM_READ) continue; /* the timer sends it */
-        pthread_kill(worker_t, SIGUSR1);
-        if (k == K_READ_RESTART) {
-            struct timespec d2 = {0, 27000000};
+        int64_t t0 = now_ns();
+        int wrote = 0;
+        while (!round_done) {
+            if (k != K_ALRM_NANOSLEEP && k != K_ALRM_READ) /* the timer sends those */
+                pthread_kill(worker_t, SIGUSR1);
+            if (k == K_READ_RESTART && !wrote && now_ns() - t0 > 27000000) {
+                if (write(pfd[1], "x", 1) != 1) abort();
+                wrote = 1;
+            }
+            struct timespec d2 = {0, 5000000};
             nanosleep(&d2, NULL);
-            if (write(pfd[1], "x", 1) != 1) abort();
         }
+        round_acked = id;
     }
 }
 
@@ -154,13 +161,20 @@ int main(int argc, char **argv)
             got = 0;
             cur_kind = k;
             if (k == K_ALRM_NANOSLEEP || k == K_ALRM_READ) {
-                struct itimerval it = {{0, 0}, {0, 3000}};
+                struct itimerval it = {{0, 5000}, {0, 3000}};
                 setitimer(ITIMER_REAL, &it, NULL);
             }
+            round_done = 0;
+            round_id++;
             round_go = 1;
             int64_t t0 = now_ns();
             int r = call(k, ep, &sem);
             int64_t el = now_ns() - t0;
+            struct itimerval off = {{0, 0}, {0, 0}};
+            setitimer(ITIMER_REAL, &off, NULL);
+            round_done = 1;
+            while (round_acked != round_id) /* the sender is done with this round */
+                usleep(100);
             if (el < 2000000 || !got)
                 early[k]++;
             else if (r == 1)

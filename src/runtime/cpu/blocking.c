@@ -21,7 +21,8 @@
  * call as an engine signal; that call resumes instead of failing with EINTR.
  *
  * Signal handlers: the wrappers are as async-signal-safe as the calls they wrap;
- * blocking_interrupted() reads and writes thread-locals.
+ * blocking_interrupted() reads and writes thread-locals and, inside a wrapped call,
+ * the two bytes of code around the interrupted PC.
  * Inside malloc: nothing. */
 #include "runtime/cpu/blocking.h"
 #include "runtime/interpose.h"
@@ -41,15 +42,32 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include <ucontext.h>
 
 /* blk_hits: the engine's signals this thread handled. blk_in: inside a wrapped call. */
 static __thread volatile unsigned blk_hits;
 static __thread volatile int blk_in;
 
-int blocking_interrupted(void)
+int blocking_interrupted(const void *ucv)
 {
     blk_hits++;
-    return blk_in;
+    if (!blk_in) return 0;
+#if defined(__x86_64__)
+    /* Inside a wrapped call the PC is in libc's, the vDSO's or the program's text,
+     * readable. The kernel, restarting a system call for the handler, set the PC back
+     * onto its `syscall` instruction (0f 05); one it ended with EINTR leaves the PC
+     * after it. Either way the thread was asleep in the call. One that ended on its
+     * own was running (its CPU time in the kernel, or the wake-up). */
+    const ucontext_t *uc = ucv;
+    const unsigned char *pc = (const unsigned char *)uc->uc_mcontext.gregs[REG_RIP];
+    if (pc[0] == 0x0f && pc[1] == 0x05) return 1;
+    if (((uintptr_t)pc & 4095) >= 2 && pc[-2] == 0x0f && pc[-1] == 0x05 &&
+        uc->uc_mcontext.gregs[REG_RAX] == -EINTR)
+        return 1;
+#else
+    (void)ucv;
+#endif
+    return 0;
 }
 
 /* One wrapped call: the counts and errno at its start. */

@@ -3,10 +3,10 @@
 #ifndef KESTREL_BLOCKING_H
 #define KESTREL_BLOCKING_H
 
-/* Called by the signal engine's handler for each of its signals: counts the signal for
- * this thread (a wrapped call it interrupted resumes), and returns nonzero when the
- * thread is inside a wrapped call: asleep in it, or leaving it (where a thread
- * preempted at the call's end resumes; the CPU time the sample stands for ran before
- * the call). Async-signal-safe. */
-int blocking_interrupted(void);
+/* Called by the signal engine's handler for each of its signals, with the handler's
+ * ucontext: counts the signal for this thread (a wrapped call it interrupted resumes),
+ * and returns nonzero when the signal found the thread asleep in a wrapped call (it
+ * interrupted the call's system call: a waiting sample, with the call's stack).
+ * Async-signal-safe. */
+int blocking_interrupted(const void *uc);
 #endif

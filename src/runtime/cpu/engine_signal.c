@@ -120,7 +120,7 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
         return;
     }
     int saved_errno = errno;
-    int asleep = blocking_interrupted(); /* a wrapped call it cut short resumes */
+    int asleep = blocking_interrupted(ucv); /* a wrapped call it cut short resumes */
     struct reg_slot *s = registry_self();
     if (s && atomic_load_explicit(&sig_running, memory_order_acquire)) {
         struct sig_ring *r = &sig_rings[registry_slot_index(s)];
@@ -142,9 +142,8 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
             e->stop = (uint8_t)stop;
             e->t_ns = rt_clock_ns(CLOCK_MONOTONIC);
             e->cpu_ns = r->sig_cpu;
-            /* The signal found the thread in a blocking call (it ran during the
-             * tick, then slept, or was preempted as the call ended): its stack is
-             * the call's. On-CPU, it would charge
+            /* The signal found the thread asleep in a blocking call (it ran during
+             * the tick, then slept): its stack is the sleep's. On-CPU, it would charge
              * the time of whatever ran before the sleep to the function that slept (a
              * half-sleeping function measured 64% of the CPU instead of 50%); it is a
              * waiting sample, its CPU still counted. */
