@@ -2,7 +2,7 @@
  * THREADS threads, each with its own epoll set and its own SO_REUSEPORT listening
  * socket on 127.0.0.1:PORT; connections are non-blocking and kept alive; each request
  * (a line of 32 bytes) is answered with 256 bytes after handle_request() has computed
- * for WORK_US microseconds of the thread's CPU time. Every I/O call goes through libc
+ * for about WORK_US microseconds (calibrated at start). Every I/O call goes through libc
  * (epoll_wait, accept4, read, write), as real servers do.
  *
  * After SECONDS it stops and prints one line per thread:
@@ -46,16 +46,38 @@ static int64_t clock_ns(clockid_t c)
     return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
-/* The request's work: WORK_US of this thread's CPU time, so the share it should get
- * in a profile is known whatever the machine's load. */
+/* The request's work: WORK_US of computation, as many rounds of an LCG as took that
+ * long in a calibration at start (measured on the thread's CPU clock), and no system
+ * call inside: its samples are its own, not the clock's. */
+static long rounds_per_us;
+
+static inline __attribute__((always_inline)) unsigned long lcg_rounds(unsigned long x, long n)
+{
+    for (long i = 0; i < n; i++)
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return x;
+}
+
+static void calibrate(void)
+{
+    long n = 1000;
+    for (;;) {
+        int64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        evloop_sink += lcg_rounds(n, n);
+        int64_t el = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+        if (el > 50000000) {
+            rounds_per_us = (long)((double)n * 1000.0 / (double)el);
+            return;
+        }
+        n *= 2;
+    }
+}
+
 __attribute__((noinline)) static void handle_request(const char *req, char *resp)
 {
-    int64_t end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + work_us * 1000;
     unsigned long x = (unsigned char)req[0];
-    do {
-        for (int i = 0; i < 500; i++)
-            x = x * 6364136223846793005ull + 1442695040888963407ull;
-    } while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end);
+    for (long i = 0; i < work_us; i++)
+        x = lcg_rounds(x, rounds_per_us);
     evloop_sink += x;
     memset(resp, 'a' + (int)(x % 26), RESP);
     resp[RESP - 1] = '\n';
@@ -152,6 +174,7 @@ int main(int argc, char **argv)
     nthreads = atoi(argv[2]);
     work_us = atol(argv[3]);
     if (nthreads < 1 || nthreads > MAXT) return 2;
+    calibrate();
     deadline_ns = clock_ns(CLOCK_MONOTONIC) + (int64_t)(atof(argv[4]) * 1e9);
     for (int i = 0; i < nthreads; i++)
         pthread_create(&workers[i].t, NULL, loop, &workers[i]);
