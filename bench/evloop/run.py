@@ -104,8 +104,8 @@ def profile_figures(raw, server_out):
         m = ROW.match(line)
         if m:
             top.append(m.group(2))
-            if m.group(2) == "handle_request":
-                hr = float(m.group(1)) / 100
+            if m.group(2) in ("handle_request", "lcg_rounds"):  # lcg_rounds: inlined in it
+                hr += float(m.group(1)) / 100
     return {"run_share": statistics.mean(shares) if shares else 0.0,
             "truth_share": statistics.mean(truth.values()) if truth else 0.0,
             "handle_request": hr, "top": top[:10]}
