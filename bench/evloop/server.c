@@ -11,6 +11,7 @@
  *
  *   server PORT THREADS WORK_US SECONDS */
 #include <errno.h>
+#include <stdatomic.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -19,8 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define REQ 32
@@ -28,6 +32,47 @@
 #define MAXT 16
 
 static int port, nthreads;
+
+/* EVLOOP_CPUTIMER_HZ=N (a measurement for the signal engine's design, no profiler):
+ * each worker arms a timer on its own CPU clock (timer_create CLOCK_THREAD_CPUTIME_ID,
+ * SIGEV_THREAD_ID) every 1/N s of its CPU time, and the handler counts where the signal
+ * found the thread: in user code, leaving a system call that ended on its own, or
+ * inside one it interrupted (PC on the syscall instruction: restarted; or after it with
+ * EINTR). Printed at the end as "cputimer user=N exit=N interrupted=N". */
+static int probe_hz;
+static _Atomic long probe_user, probe_exit, probe_intr;
+
+static void probe_handler(int sig, siginfo_t *si, void *ucv)
+{
+    (void)sig;
+    (void)si;
+    const ucontext_t *uc = ucv;
+    const unsigned char *pc = (const unsigned char *)uc->uc_mcontext.gregs[REG_RIP];
+    if (pc[0] == 0x0f && pc[1] == 0x05)
+        probe_intr++;
+    else if (((uintptr_t)pc & 4095) >= 2 && pc[-2] == 0x0f && pc[-1] == 0x05)
+        uc->uc_mcontext.gregs[REG_RAX] == -EINTR ? probe_intr++ : probe_exit++;
+    else
+        probe_user++;
+}
+
+static void probe_arm(void)
+{
+    struct sigevent ev;
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = SIGRTMIN + 1;
+    ev._sigev_un._tid = (int)syscall(SYS_gettid);
+    timer_t t;
+    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &t) != 0) {
+        perror("server: timer_create");
+        exit(1);
+    }
+    long ns = 1000000000L / probe_hz;
+    struct itimerspec its = {{ns / 1000000000L, ns % 1000000000L},
+                             {ns / 1000000000L, ns % 1000000000L}};
+    timer_settime(t, 0, &its, NULL);
+}
 static long work_us;
 static int64_t deadline_ns;
 
@@ -111,11 +156,13 @@ static void *loop(void *arg)
     int ep = epoll_create1(EPOLL_CLOEXEC);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
     epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
+    if (probe_hz) probe_arm();
     int64_t t0 = clock_ns(CLOCK_MONOTONIC);
     char resp[RESP];
     struct epoll_event evs[64];
     while (clock_ns(CLOCK_MONOTONIC) < deadline_ns) {
         int n = epoll_wait(ep, evs, 64, 20);
+        if (n < 0 && errno == EINTR && probe_hz) continue;
         if (n < 0) {
             fprintf(stderr, "server: epoll_wait: %s\n", strerror(errno));
             exit(1);
@@ -137,6 +184,7 @@ static void *loop(void *arg)
             for (;;) {
                 ssize_t r = read(c->fd, c->buf + c->have, (size_t)(REQ - c->have));
                 if (r < 0 && errno == EAGAIN) break;
+                if (r < 0 && errno == EINTR && probe_hz) continue;
                 if (r < 0 && errno == EINTR) {
                     fprintf(stderr, "server: read: EINTR\n");
                     exit(1);
@@ -175,6 +223,16 @@ int main(int argc, char **argv)
     work_us = atol(argv[3]);
     if (nthreads < 1 || nthreads > MAXT) return 2;
     calibrate();
+    const char *ph = getenv("EVLOOP_CPUTIMER_HZ");
+    probe_hz = ph ? atoi(ph) : 0;
+    if (probe_hz) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = probe_handler;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGRTMIN + 1, &sa, NULL);
+    }
     deadline_ns = clock_ns(CLOCK_MONOTONIC) + (int64_t)(atof(argv[4]) * 1e9);
     for (int i = 0; i < nthreads; i++)
         pthread_create(&workers[i].t, NULL, loop, &workers[i]);
@@ -185,6 +243,9 @@ int main(int argc, char **argv)
                (long long)workers[i].cpu_ns, (long long)workers[i].wall_ns, workers[i].requests);
         total += workers[i].requests;
     }
+    if (probe_hz)
+        printf("cputimer user=%ld exit=%ld interrupted=%ld\n", (long)probe_user, (long)probe_exit,
+               (long)probe_intr);
     printf("requests %ld\n", total);
     return 0;
 }
