@@ -5,6 +5,8 @@
 #   make test       install missing dependencies, build, run every test
 #   make bench      install benchmark peers, run the benchmarks (figures -> BENCHMARKS.md)
 #   make install    PREFIX=/usr/local DESTDIR= ; bin/, lib/, include/, lib/pkgconfig/
+#   make stub-windows   the inactive libkestrel for Windows (mingw-w64): build/windows/
+#   make stub-wasm      the inactive libkestrel for Wasm (clang, wasm32-wasi): build/wasm/
 #
 # build/ mirrors the installed layout (bin/, lib/), so the CLI finds the runtime at
 # <its dir>/../lib/libkestrel.so in both places.
@@ -61,6 +63,15 @@ KESTREL       := $(BUILD)/bin/kestrel
 # The analysis library for programs that read profiles (include/kestrel_analysis.h).
 LIBKESTREL_ANALYSIS := $(BUILD)/lib/libkestrel-analysis.a
 KESTREL_SAN   := $(BUILD)/bin/kestrel-san
+# The inactive stubs of Windows and Wasm (src/platform/stub), cross-compiled.
+MINGW_CC    ?= x86_64-w64-mingw32-gcc
+MINGW_AR    ?= x86_64-w64-mingw32-ar
+WASM_CC     ?= clang --target=wasm32-wasi
+WASM_AR     ?= llvm-ar
+STUB_SRC    := src/platform/stub/stub.c
+STUB_CFLAGS := -std=gnu11 $(WARN) $(OPT) -Iinclude
+STUB_WINDOWS := $(BUILD)/windows/lib/libkestrel.a $(BUILD)/windows/bin/libkestrel.dll
+STUB_WASM    := $(BUILD)/wasm/lib/libkestrel.a
 
 TESTS      :=
 TEST_DEPS  :=
@@ -113,6 +124,31 @@ $(LIBKESTREL_SO): $(RUNTIME_OBJS)
 $(LIBKESTREL_A): $(RUNTIME_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
+
+# --- the inactive stubs: libkestrel for Windows and Wasm (src/platform/stub) --------
+# Cross-compiled, libc headers only: mingw-w64 makes a static library and a DLL with
+# its import library (which -lkestrel finds first); clang for wasm32-wasi with
+# wasi-libc makes a static library (wasm has no shared libraries here).
+.PHONY: stub-windows stub-wasm
+stub-windows: $(STUB_WINDOWS)
+stub-wasm: $(STUB_WASM)
+
+$(BUILD)/windows/obj/stub.o: $(STUB_SRC) include/kestrel.h
+	@mkdir -p $(@D)
+	$(MINGW_CC) $(STUB_CFLAGS) -c $< -o $@
+$(BUILD)/windows/lib/libkestrel.a: $(BUILD)/windows/obj/stub.o
+	@mkdir -p $(@D)
+	rm -f $@ && $(MINGW_AR) rcs $@ $^
+$(BUILD)/windows/bin/libkestrel.dll $(BUILD)/windows/lib/libkestrel.dll.a &: $(BUILD)/windows/obj/stub.o
+	@mkdir -p $(BUILD)/windows/bin $(BUILD)/windows/lib
+	$(MINGW_CC) -shared -o $(BUILD)/windows/bin/libkestrel.dll $^ \
+	    -Wl,--out-implib,$(BUILD)/windows/lib/libkestrel.dll.a
+$(BUILD)/wasm/obj/stub.o: $(STUB_SRC) include/kestrel.h
+	@mkdir -p $(@D)
+	$(WASM_CC) $(STUB_CFLAGS) -c $< -o $@
+$(BUILD)/wasm/lib/libkestrel.a: $(BUILD)/wasm/obj/stub.o
+	@mkdir -p $(@D)
+	rm -f $@ && $(WASM_AR) rcs $@ $^
 
 # --- analysis and CLI --------------------------------------------------------------
 $(BUILD)/an/%.o: src/%.c

@@ -1,8 +1,15 @@
 /* kestrel — the public API of libkestrel, the in-process sampling profiler.
  *
- * Every function is safe to call whether or not profiling is active; while the
- * profiler is inactive they do nothing and return 0. Errors are negative errno
- * values. Link with -lkestrel (pkg-config kestrel) or preload libkestrel.so. */
+ * Every function is safe to call whether or not profiling is active. Errors are
+ * negative errno values. Link with -lkestrel (pkg-config kestrel) or preload
+ * libkestrel.so.
+ *
+ * On Windows and Wasm (wasm32-wasi), libkestrel is an inactive stub
+ * (src/platform/stub): each function does nothing and returns the value given with
+ * it below as "Inactive:", the value it returns on Linux when nothing is being
+ * profiled, except that the two starts return -ENOTSUP; the KESTREL_* environment
+ * variables are ignored and nothing is printed. The errno values are the
+ * platform's own (<errno.h>). */
 #ifndef KESTREL_H
 #define KESTREL_H
 #include <stddef.h>
@@ -12,18 +19,25 @@
 extern "C" {
 #endif
 
-/* The library is built with hidden visibility; the API is what it exports. */
+/* The library is built with hidden visibility; the API is what it exports. A
+ * Windows DLL exports every function it defines (the stub defines only these). */
 #ifndef KESTREL_API
+#ifdef _WIN32
+#define KESTREL_API
+#else
 #define KESTREL_API __attribute__((visibility("default")))
+#endif
 #endif
 
 /* Registers the calling thread with the CPU profiler under a fiber id and a label
  * (copied; at most 31 bytes kept). Threads made by pthread_create and the main
  * thread register themselves; call this for threads made any other way (clone,
- * a foreign runtime) or to give a thread a fiber id and label of its own. */
+ * a foreign runtime) or to give a thread a fiber id and label of its own.
+ * Inactive (no CPU session runs): does nothing, 0. */
 KESTREL_API int kestrel_thread_register(int64_t fiber_id, const char *label);
 
-/* Removes the calling thread from the CPU profiler. Its samples stay in the profile. */
+/* Removes the calling thread from the CPU profiler. Its samples stay in the profile.
+ * Inactive: does nothing, 0. */
 KESTREL_API int kestrel_thread_unregister(void);
 
 /* CPU profiling of a region of code, without environment variables. Starts sampling
@@ -32,17 +46,18 @@ KESTREL_API int kestrel_thread_unregister(void);
  * auto). The calling thread is registered, and so is every thread pthread_create
  * makes from now on; threads that already run join with kestrel_thread_register().
  * -EBUSY while a session runs (KESTREL_PROFILE's included), -ENOTSUP when the engine
- * cannot run here. */
+ * cannot run here. Inactive (the stubs): -ENOTSUP, whatever `hz`. */
 KESTREL_API int kestrel_profile_start(unsigned hz);
 
 /* Stops the session kestrel_profile_start() began and writes the raw CPU profile
  * (JSON v1, FORMATS.md §1) to `path`, through a temporary file renamed into place.
  * 0, -EINVAL for a NULL or empty path (nothing stops), -ESRCH when no session runs,
  * -EBUSY for KESTREL_PROFILE's session (it is written when the process ends), or the
- * -errno of the write. A session never stopped is discarded when the process ends. */
+ * -errno of the write. A session never stopped is discarded when the process ends.
+ * Inactive: -EINVAL for a NULL or empty path, else -ESRCH. */
 KESTREL_API int kestrel_profile_stop(const char *path);
 
-/* 1 while a CPU profiling session runs, else 0. */
+/* 1 while a CPU profiling session runs, else 0. Inactive: 0. */
 KESTREL_API int kestrel_profile_is_running(void);
 
 /* ===== heap profiler =====
@@ -57,19 +72,23 @@ KESTREL_API int kestrel_profile_is_running(void);
 
 /* Starts the heap profile, sampling about once per `interval` bytes (0: the
  * default). -EINVAL for an interval below 64 KiB or above 4 GiB (nothing starts),
- * -EBUSY while a profile runs, -ENOMEM. */
-int kestrel_heap_start(size_t interval);
+ * -EBUSY while a profile runs, -ENOMEM. Inactive (the stubs): -ENOTSUP, whatever
+ * `interval`. */
+KESTREL_API int kestrel_heap_start(size_t interval);
 
 /* The profile so far, as a gzip'd pprof in *data (free() it), *size bytes; the
- * profile keeps running. -ESRCH when none runs. */
-int kestrel_heap_profile(void **data, size_t *size);
+ * profile keeps running. -EINVAL when data or size is NULL, -ESRCH when none runs;
+ * *data and *size are left as they were on an error. Inactive: -EINVAL or -ESRCH
+ * as said. */
+KESTREL_API int kestrel_heap_profile(void **data, size_t *size);
 
 /* Ends the profile; the final one goes to *data as above, or is discarded when data
- * is NULL. -ESRCH when none runs. */
-int kestrel_heap_stop(void **data, size_t *size);
+ * is NULL. -EINVAL when data is given without size, -ESRCH when none runs; *data
+ * and *size are left as they were on an error. Inactive: -EINVAL or -ESRCH as said. */
+KESTREL_API int kestrel_heap_stop(void **data, size_t *size);
 
-/* 1 while a heap profile runs, else 0. */
-int kestrel_heap_is_running(void);
+/* 1 while a heap profile runs, else 0. Inactive: 0. */
+KESTREL_API int kestrel_heap_is_running(void);
 
 #ifdef __cplusplus
 }
