@@ -91,14 +91,14 @@ deps:
 	@scripts/deps.sh
 
 # `demo` and `test` install what is missing first, then build in a second make so
-# that nothing is compiled before the headers and libraries exist.
+# that nothing is compiled before the headers and libraries exist, and the tests
+# that need a tool (tests/platform) are chosen once it is installed.
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh
 
 test: deps
-	@$(MAKE) --no-print-directory all $(KESTREL_SAN) $(TEST_DEPS)
-	@tests/run.sh $(TESTS)
+	@$(MAKE) --no-print-directory check
 
 # The tests without the dependency step, for a machine that already has them.
 check: all $(KESTREL_SAN) $(TEST_DEPS)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kestrel's build and tests need, when they are missing.
-# Idempotent and silent when everything is present. `--bench` adds the peers the
-# benchmarks compare against (perf, gperftools, heaptrack, jemalloc, hyperfine,
-# llvm-symbolizer).
+# Idempotent and silent when everything is present. The test packages include the
+# Windows and Wasm stubs' cross toolchains and runners (mingw-w64, wine64, wasi-libc).
+# `--bench` adds the peers the benchmarks compare against (perf, gperftools,
+# heaptrack, jemalloc, hyperfine, llvm-symbolizer).
 set -euo pipefail
 
 # package:probe — the probe is a file or a command that tells whether it is present.
@@ -28,6 +29,16 @@ CODE_SERVER_PKGS=(
   libxkbfile-dev:/usr/include/X11/extensions/XKBfile.h
   libsecret-1-dev:/usr/include/libsecret-1/libsecret/secret.h ripgrep:/usr/bin/rg
 )
+# The Windows and Wasm stubs and their tests (tests/platform): mingw-w64's C compiler
+# (the win32-threads one alone; the mingw-w64 metapackage adds C++ and i686 compilers
+# that kestrel does not use), wine64 to run what it builds, and for Wasm clang's
+# wasm32 builtins, wasi-libc, lld (wasm-ld) and llvm-ar; Node's WASI runs those.
+STUB_PKGS=(
+  gcc-mingw-w64-x86-64-win32:/usr/bin/x86_64-w64-mingw32-gcc wine64:/usr/lib/wine/wine64
+  wasi-libc:/usr/lib/wasm32-wasi/libc.a
+  libclang-rt-14-dev-wasm32:/usr/lib/llvm-14/lib/clang/14.0.6/lib/wasi/libclang_rt.builtins-wasm32.a
+  lld:/usr/bin/wasm-ld llvm:/usr/bin/llvm-ar
+)
 BENCH_PKGS=(
   linux-perf:/usr/bin/perf google-perftools:/usr/bin/google-pprof
   libgoogle-perftools-dev:/usr/include/gperftools/profiler.h heaptrack:/usr/bin/heaptrack
@@ -35,7 +46,7 @@ BENCH_PKGS=(
   time:/usr/bin/time llvm:/usr/bin/llvm-symbolizer
 )
 
-want=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${CODE_SERVER_PKGS[@]}")
+want=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${CODE_SERVER_PKGS[@]}" "${STUB_PKGS[@]}")
 [ "${1:-}" = "--bench" ] && want+=("${BENCH_PKGS[@]}")
 
 missing=()
