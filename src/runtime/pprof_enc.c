@@ -1,6 +1,7 @@
 /* pprof_enc.c — the runtime's shared pprof encoding (pprof_enc.h).
  * Inside malloc: everything (mmap'd scratch only). Signal handlers: nothing. */
 #include "runtime/pprof_enc.h"
+#include "runtime/heap/heap.h"
 #include "runtime/images.h"
 
 #include <errno.h>
@@ -194,4 +195,15 @@ void pp_string_table(struct pp_scratch *s, struct pb_buf *b)
 {
     for (uint32_t i = 0; i < s->nstr; i++)
         pb_put_bytes(b, PROFILE_STRING_TABLE, s->str[i], s->str_len[i]);
+}
+
+int pp_finish(struct pp_scratch *s, struct pb_buf *b, struct pb_buf *out)
+{
+    pp_string_table(s, b);
+    int rc = b->failed ? -ENOMEM : 0;
+    if (!rc && heap_gzip(b->data, b->len, out)) rc = -ENOMEM;
+    if (!rc && out->failed) rc = -ENOMEM;
+    pb_buf_free(b);
+    pp_scratch_free(s);
+    return rc;
 }

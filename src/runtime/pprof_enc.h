@@ -52,4 +52,7 @@ uint64_t pp_location(struct pp_scratch *s, struct pb_buf *b, uintptr_t addr);
 void pp_mappings(struct pp_scratch *s, struct pb_buf *b);
 /* Every string of the table, in order (the profile's last field). */
 void pp_string_table(struct pp_scratch *s, struct pb_buf *b);
+/* Ends a profile: its string table, then the message gzip'd into out; frees b and s.
+ * Returns 0 or -ENOMEM. */
+int pp_finish(struct pp_scratch *s, struct pb_buf *b, struct pb_buf *out);
 #endif

@@ -87,11 +87,5 @@ int cpu_pprof_write(const struct sink_window *w, int waiting, struct pb_buf *out
     for (int i = 0; i < 2; i++)
         pb_put_int(&b, PROFILE_COMMENT, c[i]);
     pb_put_int(&b, PROFILE_DEFAULT_SAMPLE_TYPE, cpu);
-    pp_string_table(&s, &b);
-    rc = b.failed ? -ENOMEM : 0;
-    if (!rc && heap_gzip(b.data, b.len, out)) rc = -ENOMEM;
-    if (!rc && out->failed) rc = -ENOMEM;
-    pb_buf_free(&b);
-    pp_scratch_free(&s);
-    return rc;
+    return pp_finish(&s, &b, out);
 }

@@ -163,12 +163,5 @@ int heap_pprof_write(const struct heap_table *tb, const struct heap_pprof_info *
     if (tb->buckets[0].alloc_objects) pp_other_stacks(&s, &b, &tb->buckets[0]);
     pp_mappings(&s, &b);
     pp_comments(&s, &b, tb, info);
-    pp_string_table(&s, &b);
-
-    rc = b.failed ? -ENOMEM : 0;
-    if (!rc && heap_gzip(b.data, b.len, out)) rc = -ENOMEM;
-    if (!rc && out->failed) rc = -ENOMEM;
-    pb_buf_free(&b);
-    pp_scratch_free(&s);
-    return rc;
+    return pp_finish(&s, &b, out);
 }
