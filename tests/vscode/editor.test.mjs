@@ -73,13 +73,28 @@ test.after(async () => {
     rmSync(work, { recursive: true, force: true });
 });
 
+/* Quick open, as a user opens a file: Control+P, the name, Enter on the focused row.
+ * A row list that does not offer the file within 15 s (the file search still indexing,
+ * the keys taken by a webview that had focus) is closed and asked again, at most four
+ * times; the last failure says what the widget showed. */
 async function openFile(name) {
-    await page.keyboard.press('Control+P');
-    await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
-    await page.keyboard.type(name);
-    /* Enter opens the focused row: wait until that is the file, not a recent one. */
-    await until('quick open to offer ' + name, () => page.$$eval('.quick-input-list .monaco-list-row.focused',
-        (rows, n) => rows.some((r) => r.textContent.includes(n)), name));
+    let shown = '';
+    for (let attempt = 1; ; attempt++) {
+        await page.keyboard.press('Control+P');
+        await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
+        await page.fill('.quick-input-widget input', name);
+        /* Enter opens the focused row: wait until that is the file, not a recent one. */
+        const offered = await until('quick open to offer ' + name, () => page.$$eval('.quick-input-list .monaco-list-row.focused',
+            (rows, n) => rows.some((r) => r.textContent.includes(n)), name), 15000).catch(() => false);
+        if (offered) break;
+        shown = await page.evaluate(() => JSON.stringify({
+            input: document.querySelector('.quick-input-widget input')?.value,
+            rows: [...document.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => (r.classList.contains('focused') ? '> ' : '') + r.textContent),
+            focus: document.activeElement?.tagName + '.' + document.activeElement?.className,
+        })).catch((e) => String(e));
+        await page.keyboard.press('Escape');
+        if (attempt === 4) throw new Error('quick open never offered ' + name + ': ' + shown);
+    }
     await page.keyboard.press('Enter');
     /* The editor of that file has focus (there may be two groups: the flame graph's). */
     await until(name + ' focused in the editor', () => page.$$eval('.tabs-container .tab.active',
