@@ -14,9 +14,21 @@ __attribute__((noinline)) void lib_sort(int *v, size_t n, int (*cmp)(const void 
 
 __attribute__((noinline)) void lib_fill(unsigned char *buf, size_t n, int c)
 {
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < 48; i++) {
         memset(buf, c + i, n);
         KEEP();
+    }
+    KEEP();
+}
+
+/* Allocates through libc (strdup calls malloc), for the heap profiler's stacks:
+ * malloc <- strdup <- lib_keep <- do_work <- main. */
+__attribute__((noinline)) void lib_keep(const char *s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char *p = strdup(s);
+        KEEP();
+        free(p);
     }
     KEEP();
 }

@@ -2,6 +2,7 @@
  * one more thread:
  *   main|thread_main -> do_work -> lib_sort -> qsort -> ... -> cmp_ints
  *   main|thread_main -> do_work -> lib_fill -> memset
+ * and allocates through libc: do_work -> lib_keep -> strdup -> malloc.
  * Built three ways by rules.mk (frame pointers; none; the library without them), so
  * that a walk that cannot see through code without frame pointers loses callers. */
 #include <pthread.h>
@@ -12,6 +13,7 @@
 
 void lib_sort(int *v, size_t n, int (*cmp)(const void *, const void *));
 void lib_fill(unsigned char *buf, size_t n, int c);
+void lib_keep(const char *s, int n);
 
 static volatile int sink;
 
@@ -34,6 +36,9 @@ __attribute__((noinline)) static void do_work(double seconds)
     enum { N = 20000, B = 1 << 20 };
     int *v = malloc(N * sizeof(int));
     unsigned char *buf = malloc(B);
+    char *str = malloc(16384);
+    for (int i = 0; i < 16383; i++) str[i] = 'a' + i % 26;
+    str[16383] = 0;
     unsigned seed = 1;
     double end = now() + seconds;
     while (now() < end) {
@@ -42,9 +47,12 @@ __attribute__((noinline)) static void do_work(double seconds)
         KEEP();
         lib_fill(buf, B, (int)seed);
         KEEP();
+        lib_keep(str, 64);
+        KEEP();
     }
     free(v);
     free(buf);
+    free(str);
     KEEP();
 }
 

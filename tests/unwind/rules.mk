@@ -34,3 +34,10 @@ TEST_DEPS += $(UW_FORKEARLY)
 $(UW_FORKEARLY): tests/unwind/prog_forkearly.c
 	@mkdir -p $(@D)
 	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -o $@ $<
+# Hard cases: the program's own signal handler (a signal frame to walk through),
+# dlopen/dlclose in a loop under sampling. Without frame pointers, like Debian's.
+UW_HARD := $(BUILD)/tests/unwind/prog_sigframe $(BUILD)/tests/unwind/prog_dlloop
+TEST_DEPS += $(UW_HARD)
+$(BUILD)/tests/unwind/prog_%: tests/unwind/prog_%.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARN) -g -O2 -fomit-frame-pointer -pthread -o $@ $< -ldl

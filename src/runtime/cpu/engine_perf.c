@@ -26,6 +26,10 @@
  * threads, so a thread's sample count is its CPU time over the period only on
  * average; totals are exact (docs/perf-engine.md has the figures).
  *
+ * With CFI unwinding (KESTREL_PROFILE_UNWIND other than fp), samples carry the user
+ * registers and a copy of the top of the user stack instead of the kernel's callchain,
+ * and the engine thread walks each copy as it drains it (unwind/step.h).
+ *
  * The engine's own thread drains every ring into the sink, periodically and whenever
  * a ring is half full, and turns off-CPU intervals into waiting samples on the 1/hz
  * grid. No signal is ever sent to the program.
@@ -56,6 +60,8 @@
 #include "runtime/unwind/unwind.h"
 #include "runtime/cpu/waitstack.h"
 #include "runtime/rtclock.h"
+#include "runtime/unwind/step.h"
+#include "runtime/unwind/table.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -89,6 +95,24 @@
 #define TIDMAP 4096 /* tid -> slot, open addressing; twice REGISTRY_SLOTS and more */
 #define SAMPLE_TYPE                                                                                \
     (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN)
+/* With CFI unwinding, the kernel copies the user registers and the top of the user
+ * stack at each sample instead of walking frame pointers; the engine thread walks the
+ * copy as it drains (unwind/step.h) and the copy goes no further. The size is what
+ * the stacks of the programs measured need (docs/unwind.md); a walk that reaches the
+ * copy's end before the thread's top is counted (`stacks_copy_short`). */
+#define SAMPLE_TYPE_CFI                                                                            \
+    (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |         \
+     PERF_SAMPLE_STACK_USER)
+#define STACK_COPY 16384
+#if defined(__x86_64__)
+#include <asm/perf_regs.h>
+/* In the sample they come in bit order: rbp, rsp, rip. */
+#define REGS_MASK                                                                                  \
+    ((1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP))
+#else
+#define REGS_MASK 0ull
+#endif
+#define RING_PAGES_MAX_CFI 512
 
 /* ================================================================ per thread ==== */
 
@@ -171,6 +195,12 @@ struct perf_engine {
     uint64_t threads_sampled_ns;        /* ... and what their on-CPU samples stand for */
     uint64_t threads_ended;             /* those registrations */
     uint64_t threads_no_sample;         /* ... that used CPU and got no sample */
+    int cfi;                            /* samples carry registers and a stack copy */
+    uint64_t sample_type;               /* SAMPLE_TYPE or SAMPLE_TYPE_CFI */
+    uint64_t copy_short;                /* walks that reached the copy's end, not the top */
+    uint64_t copy_bytes;                /* bytes of stack the kernel copied, in all */
+    uint64_t copies;                    /* samples with a copy */
+    uint64_t depth_max;                 /* the deepest stack seen: thread's top - sp */
     uint32_t *tm_tid;                   /* TIDMAP tids (0 empty) ... */
     uint16_t *tm_slot;                  /* ... and their slots */
 };
@@ -201,7 +231,11 @@ static void attr_clock(struct perf_event_attr *a, uint64_t period, int kernel, i
     a->type = PERF_TYPE_SOFTWARE;
     a->config = PERF_COUNT_SW_TASK_CLOCK;
     a->sample_period = period;
-    a->sample_type = SAMPLE_TYPE;
+    a->sample_type = pe.sample_type;
+    if (pe.cfi) {
+        a->sample_regs_user = REGS_MASK;
+        a->sample_stack_user = STACK_COPY;
+    }
     /* With kernel time counted, time spent in system calls is sampled too, at the
      * user call site, as a signal would see it on the way back. */
     a->exclude_kernel = !kernel;
@@ -224,7 +258,11 @@ static void attr_switch(struct perf_event_attr *a, int inherit)
     a->type = PERF_TYPE_SOFTWARE;
     a->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
     a->sample_period = 1;
-    a->sample_type = SAMPLE_TYPE;
+    a->sample_type = pe.sample_type;
+    if (pe.cfi) {
+        a->sample_regs_user = REGS_MASK;
+        a->sample_stack_user = STACK_COPY;
+    }
     a->exclude_hv = 1;
     a->exclude_callchain_kernel = 1;
     a->sample_id_all = 1;
@@ -266,7 +304,8 @@ static int events_open(struct pevents *e, pid_t tid, int cpu, int inherit, size_
         e->map_len = (size_t)pe.page * (pages + 1);
         e->map = mmap(NULL, e->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, e->fd.fd, 0);
         if (e->map != MAP_FAILED) {
-            perf_ring_init(&e->ring, e->map, (uint64_t)pe.page, pages, SAMPLE_TYPE, 0);
+            perf_ring_init(&e->ring, e->map, (uint64_t)pe.page, pages, pe.sample_type,
+                           pe.cfi ? REGS_MASK : 0);
             break;
         }
         err = -errno;
@@ -414,6 +453,34 @@ struct drain_ctx {
     uint64_t id_cs; /* the identifier of switch samples in the ring being drained */
 };
 
+/* A sample's user frames: the kernel's callchain, or a walk of its stack copy. */
+static uint16_t sample_frames(const struct reg_slot *s, const struct perf_rec *r, uint64_t *out,
+                              uint8_t *stop)
+{
+    if (!pe.cfi) return perf_chain(r, out, stop);
+    if (!r->abi || !r->regs) { /* a kernel thread's sample, or no user registers */
+        *stop = UNWIND_CUT_RANGE;
+        return 0;
+    }
+    uint64_t bp = r->regs[0], sp = r->regs[1], ip = r->regs[2];
+    uint64_t top = sp + r->stack_size;
+    /* The walk stops at the thread's registered top, as the signal engine's does. */
+    uint64_t hi = s->stack_hi > sp && s->stack_hi < top ? s->stack_hi : top;
+    struct uw_stack m = {sp, hi, (intptr_t)r->stack - (intptr_t)sp};
+    struct uw_regs regs = {ip, sp, bp, 1};
+    enum unwind_stop st;
+    size_t n = uw_walk(uw_mode_current(), regs, &m, out, UNWIND_MAX_DEPTH, &st);
+    pe.copies++;
+    pe.copy_bytes += r->stack_size;
+    if (s->stack_hi > sp && s->stack_hi - sp > pe.depth_max) pe.depth_max = s->stack_hi - sp;
+    if (st == UNWIND_END_TOP && hi == top && top < s->stack_hi) {
+        st = UNWIND_CUT_COPY_END;
+        pe.copy_short++;
+    }
+    *stop = (uint8_t)st;
+    return (uint16_t)n;
+}
+
 static void on_record(const struct perf_rec *r, void *arg)
 {
     struct drain_ctx *c = arg;
@@ -423,9 +490,9 @@ static void on_record(const struct perf_rec *r, void *arg)
     case PERF_REC_SAMPLE:
         if (p->has_cs && r->id == c->id_cs) {
             p->cs_time = r->time;
-            p->cs_n = perf_chain(r, p->cs_frames, &p->cs_stop);
+            p->cs_n = sample_frames(s, r, p->cs_frames, &p->cs_stop);
         } else {
-            p->last_n = perf_chain(r, p->last_frames, &p->last_stop);
+            p->last_n = sample_frames(s, r, p->last_frames, &p->last_stop);
             struct sink_sample ss = {.slot = s,
                                      .t_ns = r->time,
                                      .cpu_ns = pe.period_ns,
@@ -623,6 +690,7 @@ static void *engine_main(void *arg)
     (void)arg;
     uint64_t period_ns = (pe.privileged ? DRAIN_MS_SWITCH : DRAIN_MS) * 1000000ull;
     uint64_t next = rt_clock_ns(CLOCK_MONOTONIC) + period_ns, images_at = rt_clock_ns(CLOCK_MONOTONIC) + IMAGES_NS;
+    if (pe.cfi) uw_tables_refresh(); /* before the first drain walks a copy */
     while (!atomic_load(&pe.stopping)) {
         struct epoll_event ev[8];
         uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
@@ -645,6 +713,7 @@ static void *engine_main(void *arg)
                 eventfd_t v;
                 eventfd_read(pe.wakefd.fd, &v);
             }
+        if (pe.cfi) uw_tables_refresh(); /* a look at the loader's counters, mostly */
         drain_all(0);
         now = rt_clock_ns(CLOCK_MONOTONIC);
         if (now >= next) next = now + period_ns;
@@ -717,7 +786,8 @@ static int cpus_open(void)
     pe.cpus_len = pe.ncpu * sizeof *pe.cpus;
     if (!(pe.cpus = rtmem_alloc(pe.cpus_len))) return -ENOMEM;
     /* A ring takes the samples of every thread on its CPU, and their switch records. */
-    pe.cpu_ring_pages = pe.ring_pages * 2 < RING_PAGES_MAX ? pe.ring_pages * 2 : RING_PAGES_MAX;
+    size_t most = pe.cfi ? RING_PAGES_MAX_CFI : RING_PAGES_MAX;
+    pe.cpu_ring_pages = pe.ring_pages * 2 < most ? pe.ring_pages * 2 : most;
     size_t opened = 0;
     for (size_t k = 0; k < pe.ncpu; k++) {
         int rc = events_open(&pe.cpus[k].ev, 0, (int)k, 1, pe.cpu_ring_pages);
@@ -770,11 +840,15 @@ static int perf_start(const struct engine_config *cfg)
     pe.gen = ++pe_sessions ? pe_sessions : ++pe_sessions;
     pe.period_ns = 1000000000ull / (cfg->hz ? cfg->hz : 997);
     pe.page = sysconf(_SC_PAGESIZE);
-    /* Room for about two short drain periods of deep-stacked samples at this rate;
-     * past half of it, the ring wakes the engine thread. */
-    uint64_t want = (uint64_t)cfg->hz * DRAIN_MS * 2 / 1000 * 512 / (uint64_t)pe.page;
+    pe.cfi = uw_mode_current() != UW_MODE_FP && REGS_MASK != 0;
+    pe.sample_type = pe.cfi ? SAMPLE_TYPE_CFI : SAMPLE_TYPE;
+    /* Room for about two short drain periods of deep-stacked samples (or stack
+     * copies) at this rate; past half of it, the ring wakes the engine thread. */
+    uint64_t per = pe.cfi ? STACK_COPY + 128 : 512;
+    uint64_t want = (uint64_t)cfg->hz * DRAIN_MS * 2 / 1000 * per / (uint64_t)pe.page;
+    size_t most = pe.cfi ? RING_PAGES_MAX_CFI : RING_PAGES_MAX;
     pe.ring_pages = RING_PAGES_MIN;
-    while (pe.ring_pages < want && pe.ring_pages < RING_PAGES_MAX)
+    while (pe.ring_pages < want && pe.ring_pages < most)
         pe.ring_pages *= 2;
     struct perf_event_attr a;
     attr_clock(&a, pe.period_ns, 1, 0);
@@ -958,6 +1032,10 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
         {"threads_cpu_ns", pe.threads_cpu_ns}, /* the registered threads' CPU time */
         {"cpu_unsampled_ns", perf_unsampled()}, /* ... that no sample stands for */
         {"threads_without_samples", pe.threads_no_sample},
+        {"stack_copies", pe.copies},            /* samples walked from a stack copy */
+        {"stack_copy_bytes", pe.copy_bytes},    /* bytes the kernel copied for them */
+        {"stacks_copy_short", pe.copy_short},   /* walks that reached the copy's end */
+        {"stack_depth_max", pe.depth_max},      /* bytes from the deepest sp to the top */
     };
     size_t n = sizeof all / sizeof all[0];
     n = n < max ? n : max;

@@ -1,4 +1,7 @@
-/* waitstack.c — stacks of blocked threads, read from their memory (waitstack.h).
+/* waitstack.c — stacks of blocked threads, read from their memory (waitstack.h):
+ * walked by CFI from the (pc, sp) of /proc/self/task/TID/syscall, else (fp mode, no
+ * tables, or a CFI walk that did not reach the top) by a scan for the first frame
+ * record and the frame-pointer chain from there.
  *
  * Signal handlers: nothing. Inside malloc: nothing. Engine thread only: the copy
  * buffer is shared between calls. */
@@ -7,6 +10,8 @@
 #include "runtime/rtmem.h"
 #include "runtime/cpu/sink.h"
 #include "runtime/unwind/unwind.h"
+#include "runtime/unwind/step.h"
+#include "runtime/unwind/table.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -151,9 +156,32 @@ int waitstack_sample(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns)
         len = got > 0 ? (size_t)got & ~(size_t)7 : 0;
     }
     uint64_t frames[UNWIND_MAX_DEPTH];
-    int stop;
-    size_t n =
-        waitstack_walk_copy(pc, sp, s->stack_hi, ws_buf, len, frames, UNWIND_MAX_DEPTH, &stop);
+    int stop = UNWIND_CUT_RANGE;
+    size_t n = 0;
+    int mode = uw_mode_current();
+    if (mode != UW_MODE_FP && uw_tables_ready()) {
+        /* CFI from the (pc, sp) the kernel shows; rbp is not shown, so a frame whose
+         * CFA is rbp-based cannot be stepped until a callee's save restored it. */
+        uint64_t hi = sp + len < s->stack_hi ? sp + len : s->stack_hi;
+        struct uw_stack m = {sp, hi, (intptr_t)ws_buf - (intptr_t)sp};
+        struct uw_regs regs = {pc, sp, 0, 1};
+        enum unwind_stop st;
+        n = uw_walk(mode, regs, &m, frames, UNWIND_MAX_DEPTH, &st);
+        stop = st;
+        if (st == UNWIND_END_TOP && hi < s->stack_hi) stop = UNWIND_CUT_COPY_END;
+    }
+    /* Without CFI, or where it did not reach the top: the frame-record scan. */
+    if (n == 0 || (mode != UW_MODE_CFI && stop != UNWIND_END_TOP && stop != UNWIND_END_CFI)) {
+        uint64_t alt[UNWIND_MAX_DEPTH];
+        int alt_stop;
+        size_t k =
+            waitstack_walk_copy(pc, sp, s->stack_hi, ws_buf, len, alt, UNWIND_MAX_DEPTH, &alt_stop);
+        if (k > n) {
+            memcpy(frames, alt, k * sizeof *alt);
+            n = k;
+            stop = alt_stop;
+        }
+    }
     struct sink_sample smp = {
         .slot = s,
         .t_ns = t_ns,

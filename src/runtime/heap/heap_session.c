@@ -15,6 +15,8 @@
 #include "runtime/unwind/execmap.h"
 #include "runtime/rtsay.h"
 #include "runtime/outfile.h"
+#include "runtime/unwind/step.h"
+#include "runtime/unwind/table.h"
 #include "kestrel.h"
 
 #include <errno.h>
@@ -266,6 +268,9 @@ static int heap_start_locked(int64_t interval)
     if (rc) return rc;
     if (!heap_client_registered && lifecycle_register(&heap_client) == 0)
         heap_client_registered = 1;
+    /* The unwind tables of what is mapped now, before the first sample (malloc only
+     * reads them; a later dlopen adds its image's, unwind/table.c). */
+    if (uw_mode_current() != UW_MODE_FP) uw_tables_refresh();
     heap_mutex_lock(&heap_lock);
     heap_table = tb;
     memset(&heap_info, 0, sizeof heap_info);

@@ -1,13 +1,15 @@
-/* The allocating thread's stack, by the runtime's one frame-pointer walker
- * (unwind_fp, with its checks: aligned, strictly increasing, inside the thread's
- * stack, bounded frames and depth). The walk starts at the interposed function's own
- * frame record, so frame 0 is the return address into the code that allocated.
+/* The allocating thread's stack, by the runtime's one walker (uw_walk: the images'
+ * CFI, or frame pointers, per KESTREL_PROFILE_UNWIND; every load checked against the
+ * thread's stack). The walk starts at the interposed function's own frame record
+ * (built with frame pointers), so frame 0 is the return address into the code that
+ * allocated, and the caller's sp and rbp are known exactly.
  *
  * The top of the stack is asked once per thread (pthread_getattr_np, which may
  * allocate: the caller ignores its own allocations while it walks). Runs inside
  * malloc, never in a signal handler. */
 #include "runtime/heap/heap.h"
 #include "runtime/unwind/unwind.h"
+#include "runtime/unwind/step.h"
 
 static uint64_t heap_stack_top(void)
 {
@@ -29,7 +31,12 @@ size_t heap_stack_walk(uintptr_t fp, uintptr_t *pcs, size_t max, uint8_t *stop_o
     /* Without a known top only that record is trusted. */
     uint64_t hi = t->stack_hi > 1 ? t->stack_hi : lo;
     enum unwind_stop stop = UNWIND_CUT_RANGE;
-    size_t n = own[1] ? unwind_fp(own[1], own[0], lo, hi, 0, (uint64_t *)pcs, max, &stop) : 0;
+    size_t n = 0;
+    if (own[1]) {
+        struct uw_stack m = {lo, hi, 0};
+        struct uw_regs r = {own[1], lo, own[0], 0};
+        n = uw_walk(uw_mode_current(), r, &m, (uint64_t *)pcs, max, &stop);
+    }
     *stop_out = (uint8_t)stop;
     return n;
 }

@@ -69,6 +69,22 @@ static int step_fp(const struct uw_stack *m, struct uw_regs *r, enum unwind_stop
     return STEP_OK;
 }
 
+/* An interrupted pc that no FDE covers (.init's _init, whose first instruction a
+ * fresh mapping's page fault often catches): if the word at sp is a return address
+ * into code CFI covers, the pc is at a function's entry or in a frameless stub, and
+ * the caller is that word. Only the tables are read, never the code. */
+static int step_entry(const struct uw_stack *m, struct uw_regs *r)
+{
+    uint64_t ra;
+    if (!ld(m, r->sp, &ra) || ra == 0) return 0;
+    const struct uw_image *im = uw_table_find(ra - 1);
+    if (!im || !uw_image_row(im, ra - 1)) return 0;
+    r->pc = ra;
+    r->sp += 8;
+    r->interrupted = 0;
+    return 1;
+}
+
 /* The CFI step for one row. */
 static int step_row(const struct uw_stack *m, const struct cfi_row *row, struct uw_regs *r,
                     enum unwind_stop *stop)
@@ -120,7 +136,9 @@ static int step_row(const struct uw_stack *m, const struct cfi_row *row, struct 
         *stop = cfa - 8 >= m->hi ? UNWIND_END_TOP : UNWIND_CUT_RANGE;
         return STEP_STOP;
     }
-    if (row->fp_rule == CFI_FP_AT_CFA) {
+    /* A slot below sp was popped already (an epilogue whose rule was not reset):
+     * the register holds the caller's value again. */
+    if (row->fp_rule == CFI_FP_AT_CFA && cfa + (uint64_t)(int64_t)row->fp_off >= r->sp) {
         if (!ld(m, cfa + (uint64_t)(int64_t)row->fp_off, &fp)) {
             *stop = UNWIND_CUT_RANGE;
             return STEP_STOP;
@@ -168,6 +186,8 @@ size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *o
         }
         if (row && (row->kind != CFI_UNSUPPORTED || mode == UW_MODE_CFI))
             rc = step_row(m, row, &r, stop);
+        else if (!row && r.interrupted && step_entry(m, &r))
+            rc = STEP_OK;
         else
             rc = step_fp(m, &r, stop);
         if (rc != STEP_OK) break;

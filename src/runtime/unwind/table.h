@@ -9,9 +9,9 @@
  * while the process lives: a handler that found a table may read it however long
  * it takes.
  *
- * Signal handlers: uw_table_find() (atomics and reads of published, immutable
- * memory). Inside malloc: uw_table_find(); uw_tables_refresh() too (it allocates
- * nothing from malloc). uw_tables_refresh() is serialised by its own mutex. */
+ * Signal handlers: uw_table_find(), uw_image_row() (atomics and reads of published,
+ * immutable memory). Inside malloc: the same, never uw_tables_refresh() (it takes the
+ * loader's lock). uw_tables_refresh() is serialised by its own mutex. */
 #ifndef KESTREL_UNWIND_TABLE_H
 #define KESTREL_UNWIND_TABLE_H
 #include "runtime/unwind/cfi.h"
