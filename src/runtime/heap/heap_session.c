@@ -269,7 +269,8 @@ static int heap_start_locked(int64_t interval)
     if (!heap_client_registered && lifecycle_register(&heap_client) == 0)
         heap_client_registered = 1;
     /* The unwind tables of what is mapped now, before the first sample (malloc only
-     * reads them; a later dlopen adds its image's, unwind/table.c). */
+     * reads them). A heap session alone builds no more: an image dlopen'd later is
+     * walked by frame pointer unless a CPU session runs (its engine refreshes). */
     if (uw_mode_current() != UW_MODE_FP) uw_tables_refresh();
     heap_mutex_lock(&heap_lock);
     heap_table = tb;

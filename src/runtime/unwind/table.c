@@ -3,8 +3,9 @@
  *
  * Signal handlers: uw_table_find(), uw_image_row() (atomic loads, reads of immutable
  * published memory, no call out). Inside malloc: those two; uw_tables_refresh() is
- * never called there (it takes the loader's lock through dl_iterate_phdr). The
- * dlopen interposer refreshes after the real dlopen returned.
+ * never called there (it takes the loader's lock through dl_iterate_phdr). dlopen is
+ * not interposed: glibc resolves a relative name with the caller's RUNPATH, and a
+ * wrapper would become the caller.
  *
  * Publication: a slot holds one atomic pointer to an immutable struct uw_image; a
  * refresh stores a new pointer (release) into a free or retired slot, a reader loads
