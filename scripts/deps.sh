@@ -44,6 +44,7 @@ BENCH_PKGS=(
   libgoogle-perftools-dev:/usr/include/gperftools/profiler.h heaptrack:/usr/bin/heaptrack
   libjemalloc-dev:/usr/include/jemalloc/jemalloc.h hyperfine:/usr/bin/hyperfine
   time:/usr/bin/time llvm:/usr/bin/llvm-symbolizer
+  libunwind-dev:/usr/include/x86_64-linux-gnu/libunwind.h
 )
 
 want=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${CODE_SERVER_PKGS[@]}" "${STUB_PKGS[@]}")
