@@ -88,6 +88,21 @@ int main(int argc, char **argv)
         }
         printf("%x %s %s %s\n", r->loc, cfa, ra, fp);
     }
+    /* Every row is found by a lookup of its first and its last address (the one before
+     * the next row's), as the walker looks it up: through the start index. */
+    unsigned long wrong = 0;
+    for (uint32_t i = 0; i < im->nrows; i++) {
+        const struct cfi_row *r = &im->rows[i], *want_row = r->kind == CFI_NONE ? NULL : r;
+        uint64_t last = i + 1 < im->nrows ? im->rows[i + 1].loc - 1 : r->loc;
+        if (uw_image_row(im, im->slide + r->loc) != want_row) wrong++;
+        if (last >= r->loc && uw_image_row(im, im->slide + last) != want_row) wrong++;
+    }
+    if (im->nrows && im->rows[0].loc > 0 && uw_image_row(im, im->slide + im->rows[0].loc - 1))
+        wrong++;
+    if (wrong) {
+        fprintf(stderr, "cfi_dump: %s: %lu lookups found another row\n", want, wrong);
+        return 6;
+    }
     struct uw_table_stats st;
     uw_table_stats(&st);
     printf("# images=%lu rows=%lu bytes=%lu fdes=%lu bad=%lu unsupported=%lu\n",

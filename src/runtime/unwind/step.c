@@ -173,11 +173,15 @@ size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *o
     }
     size_t n = 0;
     out[n++] = r.pc;
+    /* The previous frame's image is looked at first: most callers are in the same one
+     * (a descriptor stays readable after its image is retired, and the walk reads
+     * nothing of the image itself). */
+    const struct uw_image *im = NULL;
     for (;;) {
         /* A return address is looked up one byte back: the call may be its function's
          * last instruction (a call to a function that does not return). */
         uint64_t at = r.interrupted ? r.pc : r.pc - 1;
-        const struct uw_image *im = uw_table_find(at);
+        if (!im || at - im->lo >= im->hi - im->lo) im = uw_table_find(at);
         const struct cfi_row *row = im ? uw_image_row(im, at) : NULL;
         int rc;
         if (!im && mode == UW_MODE_CFI && uw_tables_ready()) {

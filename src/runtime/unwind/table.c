@@ -31,8 +31,7 @@ struct uw_built {
     uint64_t hdr_rel;     /* .eh_frame_hdr - slide */
     uint64_t text_rel;    /* executable span - slide */
     uint64_t text_size;
-    const struct cfi_row *rows;
-    uint32_t nrows;
+    struct uw_image tab; /* rows, nrows, pidx, pbase, npages */
 };
 
 static _Atomic(const struct uw_image *) uw_slots[UW_SLOTS];
@@ -67,7 +66,20 @@ const struct cfi_row *uw_image_row(const struct uw_image *im, uint64_t pc)
 {
     if (!im->rows || pc < im->slide || pc - im->slide > UINT32_MAX) return NULL;
     uint32_t loc = (uint32_t)(pc - im->slide);
-    size_t lo = 0, hi = im->nrows; /* the last row with row.loc <= loc */
+    /* Rows before lo have loc <= this one and rows from hi on are past it, so the
+     * answer, the last row with row.loc <= loc, is found between them. */
+    size_t lo = 0, hi = im->nrows;
+    if (im->pidx) {
+        uint32_t p = loc >> UW_PIDX_SHIFT;
+        if (p < im->pbase) return NULL; /* before the first row */
+        p -= im->pbase;
+        if (p >= im->npages) {
+            lo = im->nrows - 1;
+        } else {
+            lo = im->pidx[p] ? im->pidx[p] - 1 : 0;
+            hi = p + 1 < im->npages ? im->pidx[p + 1] : im->nrows;
+        }
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (im->rows[mid].loc <= loc)
@@ -87,12 +99,36 @@ static const char *uw_path(const struct dl_phdr_info *info)
     return info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "(exe)";
 }
 
+/* The start index of d's rows (d->pidx stays NULL when its memory is not to be had:
+ * lookups then search every row). */
+static void uw_index(struct uw_image *d)
+{
+    if (!d->nrows) return;
+    uint32_t first = d->rows[0].loc >> UW_PIDX_SHIFT;
+    size_t np = (size_t)(d->rows[d->nrows - 1].loc >> UW_PIDX_SHIFT) - first + 1;
+    size_t bytes = (np * sizeof(uint32_t) + 4095) & ~(size_t)4095;
+    if (uw_st.bytes + bytes > UW_TABLE_BYTES_MAX) return;
+    uint32_t *ix = rtmem_alloc(bytes);
+    if (!ix) return;
+    uint32_t k = 0;
+    for (size_t p = 0; p < np; p++) {
+        while (k < d->nrows && (d->rows[k].loc >> UW_PIDX_SHIFT) < first + p)
+            k++;
+        ix[p] = k;
+    }
+    uw_st.bytes += bytes;
+    d->pidx = ix;
+    d->pbase = first;
+    d->npages = (uint32_t)np;
+}
+
 /* Builds (or finds again) the rows of one image. NULL rows: no usable CFI. */
 static void uw_build(const struct dl_phdr_info *info, uint64_t text_lo, uint64_t text_hi,
-                     const struct cfi_row **rows, uint32_t *nrows)
+                     struct uw_image *d)
 {
-    *rows = NULL;
-    *nrows = 0;
+    d->rows = NULL;
+    d->nrows = 0;
+    d->pidx = NULL;
     const ElfW(Phdr) *eh = NULL;
     struct cfi_mem mem = {0};
     for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -116,8 +152,11 @@ static void uw_build(const struct dl_phdr_info *info, uint64_t text_lo, uint64_t
         const struct uw_built *b = &uw_built[i];
         if (b->hdr_rel == eh->p_vaddr && b->text_rel == text_lo - info->dlpi_addr &&
             b->text_size == text_hi - text_lo && strncmp(b->key, path, UW_KEY_MAX - 1) == 0) {
-            *rows = b->rows;
-            *nrows = b->nrows;
+            d->rows = b->tab.rows;
+            d->nrows = b->tab.nrows;
+            d->pidx = b->tab.pidx;
+            d->pbase = b->tab.pbase;
+            d->npages = b->tab.npages;
             uw_st.reused++;
             return;
         }
@@ -150,6 +189,9 @@ static void uw_build(const struct dl_phdr_info *info, uint64_t text_lo, uint64_t
         return;
     }
     uw_st.bytes += bytes;
+    d->rows = r;
+    d->nrows = (uint32_t)got;
+    uw_index(d);
     uw_st.rows += (uint64_t)got;
     uw_st.fdes += cs.fdes;
     uw_st.fdes_bad += cs.bad;
@@ -162,10 +204,7 @@ static void uw_build(const struct dl_phdr_info *info, uint64_t text_lo, uint64_t
     b->hdr_rel = eh->p_vaddr;
     b->text_rel = text_lo - info->dlpi_addr;
     b->text_size = text_hi - text_lo;
-    b->rows = r;
-    b->nrows = (uint32_t)got;
-    *rows = r;
-    *nrows = (uint32_t)got;
+    b->tab = *d;
 }
 
 static int uw_counters_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -213,7 +252,7 @@ static int uw_visit_cb(struct dl_phdr_info *info, size_t size, void *data)
     d->lo = lo;
     d->hi = hi;
     d->slide = info->dlpi_addr;
-    uw_build(info, lo, hi, &d->rows, &d->nrows);
+    uw_build(info, lo, hi, d);
     uw_seen[slot] = 1;
     atomic_store_explicit(&uw_slots[slot], d, memory_order_release);
     if (slot == n) atomic_store_explicit(&uw_nslots, n + 1, memory_order_release);

@@ -29,7 +29,13 @@ struct uw_image {
     uint64_t slide;              /* rows are addresses - slide */
     const struct cfi_row *rows;  /* sorted by loc; NULL: the image has no usable CFI */
     uint32_t nrows;
+    /* Where a lookup starts: pidx[k] is the first row whose loc >> UW_PIDX_SHIFT is at
+     * least pbase + k, so a search looks at the few rows of one 256-byte span instead
+     * of all of them (NULL: search all rows). */
+    const uint32_t *pidx;
+    uint32_t pbase, npages;
 };
+#define UW_PIDX_SHIFT 8
 
 /* The image whose executable span holds pc, or NULL when no image known to the
  * tables does (code outside any image: JIT, or an image mapped since the last
