@@ -44,7 +44,7 @@ for engine in ("signal", "perf"):
     check(p.returncode == 0, "%s: kestrel record -- xz exits 0" % engine)
     back = subprocess.run([XZ, "-dc", outp], capture_output=True, timeout=120).stdout
     check(back == open(src, "rb").read(), "%s: xz's output decompresses to its input" % engine)
-    raw = json.load(open(glob.glob(stem + ".*.raw.json")[0]))
+    raw = json.load(open(glob.glob(stem + ".raw/*.raw.json")[0]))
     ws = raw["walk_stops"]
     walked = sum(v for k, v in ws.items() if k != "not_walked")
     whole = ws.get("top", 0) + ws.get("end", 0) + ws.get("cfi_end", 0)

@@ -38,7 +38,7 @@ def record(engine, argv):
     for line in open(stem + ".folded"):
         st, n = line.rsplit(" ", 1)
         stacks.append((st.split(";"), int(n)))
-    raw = json.load(open(glob.glob(stem + ".*.raw.json")[0]))
+    raw = json.load(open(glob.glob(stem + ".raw/*.raw.json")[0]))
     shutil.rmtree(d)
     return p, stacks, raw
 
