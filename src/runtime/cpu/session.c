@@ -408,9 +408,10 @@ KESTREL_API int kestrel_thread_unregister(void)
 
 /* ======================= the main thread's outermost frame ======================= */
 
-/* main() is called through prof_main, whose frame becomes the top of the main
- * thread's stack for the walker: glibc's code above it keeps no frame pointer, so a
- * walk that went on would read garbage and count as cut short. */
+/* main() is called through prof_main, whose frame record becomes the top of the
+ * main thread's stack for the walker: the walk ends on prof_main's caller
+ * (__libc_start_call_main), as perf record -g's does; glibc's code above it keeps no
+ * frame pointer, so a walk that went on would read garbage and count as cut short. */
 typedef int (*prof_main_fn)(int, char **, char **);
 int __libc_start_main(prof_main_fn main, int argc, char **argv, void (*init)(void),
                       void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
@@ -419,8 +420,8 @@ int __libc_start_main(prof_main_fn main, int argc, char **argv, void (*init)(voi
 UNWIND_ROOT_FN static int prof_main(int argc, char **argv, char **envp)
 {
     struct reg_slot *s = registry_self();
-    uint64_t top = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-    if (s && top > s->stack_lo && top < s->stack_hi) s->stack_hi = top;
+    uint64_t top = (uint64_t)(uintptr_t)__builtin_frame_address(0) + UNWIND_ROOT_RECORD;
+    if (s && top > s->stack_lo && top <= s->stack_hi) s->stack_hi = top;
     if (s) s->rooted = 1;
     int r = prof_real_main(argc, argv, envp);
     __asm__ volatile("" ::: "memory"); /* keeps this frame: no tail call */

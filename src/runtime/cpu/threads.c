@@ -167,10 +167,10 @@ UNWIND_ROOT_FN static void *thr_start(void *arg)
     uint64_t lo, hi;
     if (profile_active() &&
         (thr_bounds_glibc(ss, &lo, &hi) == 0 || threads_bounds_from_maps(&lo, &hi) == 0)) {
-        /* This frame is the top for the walker: glibc's start_thread above it keeps
-         * no frame pointer. */
-        uint64_t top = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-        if (top > lo && top < hi) hi = top;
+        /* This frame's record is the top for the walker, which ends on its caller
+         * (start_thread): glibc's start_thread keeps no frame pointer. */
+        uint64_t top = (uint64_t)(uintptr_t)__builtin_frame_address(0) + UNWIND_ROOT_RECORD;
+        if (top > lo && top <= hi) hi = top;
         threads_register((int64_t)syscall(SYS_gettid), "thread", lo, hi);
         struct reg_slot *s = registry_self();
         if (s) s->rooted = 1;

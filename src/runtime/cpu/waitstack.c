@@ -92,7 +92,7 @@ size_t waitstack_walk_copy(uint64_t pc, uint64_t sp, uint64_t hi, const uint8_t 
             n = n - 1 + got;
             /* Leaving a copy that ends below the stack's top is the end of what
              * could be seen: frames above it are missing. */
-            *stop = st == UNWIND_END_TOP && end < hi && !unwind_is_root_text(out[n - 1])
+            *stop = st == UNWIND_END_TOP && end < hi && !unwind_ends_at_root(out, n)
                         ? UNWIND_CUT_COPY_END
                         : st;
             return n;

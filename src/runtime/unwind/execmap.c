@@ -121,8 +121,9 @@ size_t execmap_trim(struct execmap *m, const uint64_t *frames, size_t n, int roo
 {
     for (size_t k = 1; k < n; k++) {
         if (unwind_is_root_text(frames[k])) {
+            /* and the root's caller, read from the root's own frame record */
             *stop = UNWIND_END_TOP;
-            return k + 1;
+            return k + 1 < n && execmap_has(m, frames[k + 1]) ? k + 2 : k + 1;
         }
         if (!execmap_has(m, frames[k])) {
             *stop = UNWIND_CUT_NO_EXEC;
@@ -130,7 +131,7 @@ size_t execmap_trim(struct execmap *m, const uint64_t *frames, size_t n, int roo
         }
     }
     if (rooted && *stop == UNWIND_END_ZERO) *stop = UNWIND_CUT_EARLY;
-    if (rooted && *stop == UNWIND_END_TOP && !(n && unwind_is_root_text(frames[n - 1])))
+    if (rooted && *stop == UNWIND_END_TOP && !unwind_ends_at_root(frames, n))
         *stop = UNWIND_CUT_RANGE;
     return n;
 }

@@ -77,6 +77,19 @@ static inline int unwind_cut_short(enum unwind_stop s)
 /* 1 when addr lies in that section. */
 int unwind_is_root_text(uint64_t addr);
 
+/* A root function's frame record: the thread's stack for the walker ends just above
+ * it, so that every walker reads the root's caller (start_thread,
+ * __libc_start_call_main) and nothing further, where glibc keeps no frame pointer. */
+#define UNWIND_ROOT_RECORD 16u
+
+/* The walk of frames[0..n) ended at a root: its last frame is a root function, or
+ * the root's caller just after one. */
+static inline int unwind_ends_at_root(const uint64_t *frames, size_t n)
+{
+    return (n >= 1 && unwind_is_root_text(frames[n - 1])) ||
+           (n >= 2 && unwind_is_root_text(frames[n - 2]));
+}
+
 /* Walks a frame-pointer chain: out[0] = pc, then one return address per frame record
  * [fp] = caller's fp, [fp+8] = return address. A frame pointer is read only after it
  * passed every check: 8-byte aligned, strictly above the previous one (the first one:
