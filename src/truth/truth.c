@@ -396,6 +396,44 @@ static const char *memset_caller(const struct profile *p, uint64_t *leaf_samples
     return name;
 }
 
+double truth_memset_timed(unsigned repeats)
+{
+    return timed_pair(fill_buffers, WORKLOAD_MEMSET_FILLS, compute_rows, WORKLOAD_MEMSET_COMPUTE,
+                      repeats);
+}
+
+void truth_blind_memset(const struct truth_profiler *prof, const struct truth_opts *o,
+                        double ns_per_unit, unsigned hz, double mtruth, struct truth_blind *b)
+{
+    struct truth_child c;
+    struct measure_counts mc;
+    char why[256];
+    b->what = "time inside memset";
+    b->quantity = "total share of fill_buffers (its callee memset included)";
+    b->explain = "libc's memset keeps no frame pointer: a frame-pointer walk from inside it "
+                 "skips its caller, so fill_buffers' time is charged to whoever called "
+                 "fill_buffers; a DWARF unwinder recovers it";
+    struct profile *p = run_workload(prof, o, "memset",
+                                     units_for(o->blind_cpu_s * (1 - mtruth), ns_per_unit), hz, &c,
+                                     why, sizeof why);
+    if (!p) {
+        snprintf(b->detail, sizeof b->detail, "%s", why);
+        return;
+    }
+    struct measure_fn f[] = {{"fill_buffers", 0, 0, 0}, {"compute_rows", 0, 0, 0}};
+    measure_functions(p, -1, 0, f, 2, &mc);
+    blind_set(b, mtruth, f[0].total, mc.running);
+    uint64_t leaf;
+    const char *caller = memset_caller(p, &leaf);
+    snprintf(b->detail, sizeof b->detail,
+             "memset is the leaf of %.1f%% of samples, charged to %s; compute_rows %.1f%% "
+             "(timed truth %.1f%%)",
+             100.0 * (double)leaf / (double)(mc.running ? mc.running : 1), caller,
+             100.0 * (double)f[1].total / (double)(mc.running ? mc.running : 1),
+             100 * (1 - mtruth));
+    profile_free(p);
+}
+
 static void run_blind(const struct truth_profiler *prof, const struct truth_opts *o,
                       double ns_per_unit, struct truth_report *r, FILE *progress)
 {
@@ -438,31 +476,7 @@ static void run_blind(const struct truth_profiler *prof, const struct truth_opts
         snprintf(b->detail, sizeof b->detail, "%s", why);
 
     /* Time inside libc's memset, which has no frame pointer. */
-    b = &r->blind[1];
-    b->what = "time inside memset";
-    b->quantity = "total share of fill_buffers (its callee memset included)";
-    b->explain = "libc's memset keeps no frame pointer: a frame-pointer walk from inside it "
-                 "skips its caller, so fill_buffers' time is charged to whoever called "
-                 "fill_buffers; a DWARF unwinder recovers it";
-    double mtruth = timed_pair(fill_buffers, WORKLOAD_MEMSET_FILLS, compute_rows,
-                               WORKLOAD_MEMSET_COMPUTE, reps * 4);
-    p = run_workload(prof, o, "memset", units_for(o->blind_cpu_s * (1 - mtruth), ns_per_unit), hz,
-                     &c, why, sizeof why);
-    if (p) {
-        struct measure_fn f[] = {{"fill_buffers", 0, 0, 0}, {"compute_rows", 0, 0, 0}};
-        measure_functions(p, -1, 0, f, 2, &mc);
-        blind_set(b, mtruth, f[0].total, mc.running);
-        uint64_t leaf;
-        const char *caller = memset_caller(p, &leaf);
-        snprintf(b->detail, sizeof b->detail,
-                 "memset is the leaf of %.1f%% of samples, charged to %s; compute_rows %.1f%% "
-                 "(timed truth %.1f%%)",
-                 100.0 * (double)leaf / (double)(mc.running ? mc.running : 1), caller,
-                 100.0 * (double)f[1].total / (double)(mc.running ? mc.running : 1),
-                 100 * (1 - mtruth));
-        profile_free(p);
-    } else
-        snprintf(b->detail, sizeof b->detail, "%s", why);
+    truth_blind_memset(prof, o, ns_per_unit, hz, truth_memset_timed(reps * 4), &r->blind[1]);
 
     /* More busy threads than cores. */
     b = &r->blind[2];

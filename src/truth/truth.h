@@ -142,6 +142,13 @@ int truth_run_all(const struct truth_profiler *prof, const struct truth_opts *o,
 void truth_run_errors(const struct truth_profiler *prof, const struct truth_opts *o,
                       double ns_per_unit, struct truth_report *r, FILE *progress);
 
+/* The libc case alone: the share of fill_buffers, whose time is mostly inside libc's
+ * memset (no frame pointer), profiled by prof at hz, against mtruth, its timed share
+ * (truth_memset_timed: each half alone, min over repeats). */
+double truth_memset_timed(unsigned repeats);
+void truth_blind_memset(const struct truth_profiler *prof, const struct truth_opts *o,
+                        double ns_per_unit, unsigned hz, double mtruth, struct truth_blind *b);
+
 /* The truth by timing: the seven functions of `shares` alone, min over repeats. */
 void truth_timed_shares(double ns_per_unit, int full, double timed[WORKLOAD_SHARES_N]);
 
