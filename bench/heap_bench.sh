@@ -9,6 +9,9 @@
 #                   second thread costs glibc malloc, apart from the profiler
 #   kestrel 512K    KESTREL_HEAP, the default interval (file written at exit)
 #   kestrel 64K     KESTREL_HEAP_INTERVAL=65536
+#   ... fp          the same two with KESTREL_PROFILE_UNWIND=fp: the frame-pointer walk
+#                   instead of the default CFI one (the workload keeps frame pointers;
+#                   libc does not)
 #   heaptrack       heaptrack -o FILE (records every allocation)
 #   jemalloc        libjemalloc.so.2 preloaded, no profiling
 #   jemalloc prof   MALLOC_CONF=prof:true,prof_accum:true,lg_prof_sample:19 (+ prof_final
@@ -19,6 +22,8 @@
 # task-clock (this machine has no hardware counters to count instructions); ratios are
 # of medians against plain (glibc rows) or jemalloc (jemalloc rows). Usage:
 #   bench/heap_bench.sh [ROUNDS] [LOOP_OPS] [MIXED_REQUESTS]
+# HEAP_CONFIGS="plain k512 k512fp" runs only those configurations (and then skips the
+# instruction counts, the accuracy and the limits).
 #
 # Last, the profiler's memory at its limits: 70,000 allocations from as many distinct
 # stacks (heap_work stacks) fill the tables; peak RSS against the same run unprofiled.
@@ -34,10 +39,12 @@ done
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 IDLE=$PWD/build/bench/libheap_idle_thread.so
-CONFIGS=(plain preloaded mt k512 k64 heaptrack je jeprof kje512)
+ALL_CONFIGS=(plain preloaded mt k512 k512fp k64 k64fp heaptrack je jeprof kje512)
+read -r -a CONFIGS <<<"${HEAP_CONFIGS:-${ALL_CONFIGS[*]}}"
 declare -A NAME=([plain]="plain (glibc)" [preloaded]="preloaded, not started"
     [mt]="preloaded + an idle thread" [k512]="kestrel 512 KiB"
-    [k64]="kestrel 64 KiB" [heaptrack]="heaptrack" [je]="jemalloc" [jeprof]="jemalloc prof, 512 KiB"
+    [k64]="kestrel 64 KiB" [k512fp]="kestrel 512 KiB, fp unwinding"
+    [k64fp]="kestrel 64 KiB, fp unwinding" [heaptrack]="heaptrack" [je]="jemalloc" [jeprof]="jemalloc prof, 512 KiB"
     [kje512]="kestrel 512 KiB on jemalloc")
 
 # The command line of one configuration, into CMD.
@@ -49,6 +56,9 @@ command_of() { # config workload count out
     mt) CMD=(env LD_PRELOAD="$LIB $IDLE" "${work[@]}") ;;
     k512) CMD=(env LD_PRELOAD="$LIB" KESTREL_HEAP="$out/k.pb.gz" "${work[@]}") ;;
     k64) CMD=(env LD_PRELOAD="$LIB" KESTREL_HEAP="$out/k.pb.gz" KESTREL_HEAP_INTERVAL=65536 "${work[@]}") ;;
+    k512fp) CMD=(env LD_PRELOAD="$LIB" KESTREL_HEAP="$out/k.pb.gz" KESTREL_PROFILE_UNWIND=fp "${work[@]}") ;;
+    k64fp) CMD=(env LD_PRELOAD="$LIB" KESTREL_HEAP="$out/k.pb.gz" KESTREL_HEAP_INTERVAL=65536
+        KESTREL_PROFILE_UNWIND=fp "${work[@]}") ;;
     heaptrack) CMD=(heaptrack -o "$out/ht" "${work[@]}") ;;
     je) CMD=(env LD_PRELOAD="$JE" "${work[@]}") ;;
     jeprof) CMD=(env LD_PRELOAD="$JE"
@@ -70,7 +80,7 @@ measure() { # config workload count round
     local sum; sum=$(grep -E '^[0-9]+$' "$out/stdout" | tail -1)
     [ "$sum" = "$(cat "$T/sum.$2")" ] || { echo "kestrel: heap bench: $1/$2 computed '$sum'" >&2; exit 1; }
     case $1 in
-    k512 | k64 | kje512) [ -s "$out/k.pb.gz" ] || { echo "kestrel: heap bench: $1 wrote no profile" >&2; exit 1; } ;;
+    k512* | k64* | kje512) [ -s "$out/k.pb.gz" ] || { echo "kestrel: heap bench: $1 wrote no profile" >&2; exit 1; } ;;
     heaptrack) ls "$out"/ht* >/dev/null 2>&1 || { echo "kestrel: heap bench: heaptrack wrote nothing" >&2; exit 1; } ;;
     jeprof) ls "$out"/je.*.heap >/dev/null 2>&1 || { echo "kestrel: heap bench: jemalloc wrote no profile (built without --enable-prof?): $(cat "$out/stderr")" >&2; exit 1; } ;;
     esac
@@ -123,6 +133,8 @@ for w in loop mixed; do
     echo "kestrel samples at 512 KiB per run: $(awk -v w=$w '$1 == w {printf "%s ", $2}' "$T/samples")"
 done
 
+[ -n "${HEAP_CONFIGS:-}" ] && exit 0
+
 # User-mode instructions, deterministic where CPU time is not on a loaded machine
 # (no hardware counters here: valgrind's cachegrind counts them). A profiled run
 # still varies a little (which allocations are sampled changes glibc's free lists),
@@ -134,7 +146,7 @@ if command -v valgrind >/dev/null; then
     echo "| configuration | loop instructions | × | mixed instructions | × |"
     echo "|---|---|---|---|---|"
     declare -A IR IRR
-    for c in plain preloaded mt k512 k64 je jeprof kje512; do
+    for c in plain preloaded mt k512 k512fp k64 k64fp je jeprof kje512; do
         for w in loop mixed; do
             n=$([ $w = loop ] && echo $((LOOP_OPS / 10)) || echo $((MIXED / 4)))
             mkdir -p "$T/vg"
