@@ -22,6 +22,6 @@ $(UW_LIBC_CASE): bench/unwind/libc_case.c $(LIBTRUTH) $(LIBANALYSIS)
 $(UW_BENCH): $(UW_FRAME_COST) $(UW_LIBC_CASE) bench/unwind/overhead.py $(BUILD)/tests/unwind/nofp/prog_chain \
              $(LIBKESTREL_SO) $(KESTREL)
 	@mkdir -p $(@D)
-	printf '#!/bin/sh\nset -e\n%s 11\n%s 3\nbench/unwind/overhead.py 5 997\nbench/unwind/overhead.py 5 4999\n' \
+	printf '#!/bin/sh\nset -e\n%s 11\n%s 3\nbench/unwind/overhead.py 5 100\nbench/unwind/overhead.py 5 997\nbench/unwind/overhead.py 5 4999\n' \
 	    '$(UW_FRAME_COST)' '$(UW_LIBC_CASE)' > $@
 	chmod +x $@

@@ -5,7 +5,10 @@ CPU time (getrusage at exit: the profiler's threads inside the process count, pe
 own process does not), unprofiled, under kestrel (signal and perf engines, --unwind
 fp and cfi) and under perf record -g and --call-graph dwarf, interleaved rounds,
 medians. Prints a markdown table; the share of samples whose stack reaches main or
-thread_main is read from each profile."""
+thread_main is read from each profile, and for kestrel the on-CPU samples, the stack bytes
+the kernel copied per sample (perf engine, cfi) and the program CPU each sample cost
+(its CPU above the unprofiled run's, over its samples)."""
+import json
 import os
 import resource
 import statistics
@@ -70,6 +73,11 @@ def run(cfg):
         # (fp mode on code without frame pointers records junk return addresses, and
         # today's reader rejects one above 2^63: no share for such a run)
         sh = rooted_share(out) if e.returncode == 0 else None
+        d = json.load(open(raw))
+        st = d.get("engine_stats", {})
+        copies = st.get("stack_copies", 0)
+        extra[cfg].append((sum(1 for x in d["samples"] if x[3] == 0),  # on-CPU
+                           st.get("stack_copy_bytes", 0) / copies if copies else None))
         for f in (raw, out):
             if os.path.exists(f):
                 os.unlink(f)
@@ -98,6 +106,7 @@ cfgs = ["none", "kestrel-signal-fp", "kestrel-signal-cfi", "kestrel-perf-fp",
 res = {c: [] for c in cfgs}
 tot = {c: [] for c in cfgs}
 share = {c: [] for c in cfgs}
+extra = {c: [] for c in cfgs}  # kestrel: (samples, copied bytes per sample or None)
 for r in range(rounds):
     for c in cfgs[r % len(cfgs):] + cfgs[:r % len(cfgs)]:
         cpu, total, sh = run(c)
@@ -110,13 +119,18 @@ for r in range(rounds):
 base = statistics.median(res["none"])
 tbase = statistics.median(tot["none"])
 print("| %d Hz, %d rounds | program CPU (median) | overhead, program | overhead, with the "
-      "profiler's own process | samples reaching main |" % (hz, rounds))
-print("|---|---|---|---|---|")
+      "profiler's own process | samples reaching main | samples | stack bytes copied a sample "
+      "| program CPU a sample |" % (hz, rounds))
+print("|---|---|---|---|---|---|---|---|")
 for c in cfgs:
     m = statistics.median(res[c])
     ok = [x for x in share[c] if x == x]
     sh = "%.1f%% (%d runs)" % (100 * statistics.median(ok), len(ok)) if ok else \
         ("unreadable" if share[c] else "-")
     t = statistics.median(tot[c])
-    print("| %s | %.3f s | %+.1f%% | %+.1f%% | %s |" % (c, m, 100 * (m / base - 1),
-                                                        100 * (t / tbase - 1), sh))
+    n = statistics.median([e[0] for e in extra[c]]) if extra[c] else None
+    b = [e[1] for e in extra[c] if e[1] is not None]
+    print("| %s | %.3f s | %+.1f%% | %+.1f%% | %s | %s | %s | %s |" % (
+        c, m, 100 * (m / base - 1), 100 * (t / tbase - 1), sh,
+        "%d" % n if n else "-", "%.0f B" % statistics.median(b) if b else "-",
+        "%.1f µs" % (1e6 * (m - base) / n) if n else "-"))
