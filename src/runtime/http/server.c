@@ -4,8 +4,11 @@
  *  - the address: loopback only (127.0.0.0/8, ::1) unless KESTREL_HTTP_ALLOW_REMOTE=1,
  *    which is said on stderr; an address in use or refused is one line on stderr, and
  *    the program runs on without the server;
- *  - descriptors: O_CLOEXEC, moved high (F_DUPFD_CLOEXEC) so that the numbers the
- *    program's own open() gets are those it would get unprofiled; a fork child closes
+ *  - descriptors: O_CLOEXEC, the runtime's own (rtfd.h: moved high, so that the
+ *    numbers the program's own open() gets are those it would get unprofiled, and
+ *    checked before every read, send and close: a socket the program closed or
+ *    replaced — close_range(3, ~0U, 0), dup2 — is never read, written or closed; the
+ *    listening socket lost ends the server, with a line on stderr); a fork child closes
  *    them at once (it does not serve, and must not keep the port);
  *  - one connection at a time: the next waits in the kernel's backlog; a request must
  *    arrive whole within HTTP_READ_MS and HTTP_HEAD_MAX (+ HTTP_BODY_MAX for a POST),
@@ -23,6 +26,7 @@
 #include "runtime/cpu/profile_state.h"
 #include "runtime/cpu/sink.h"
 #include "runtime/lifecycle.h"
+#include "runtime/rtfd.h"
 #include "runtime/rtmem.h"
 #include "runtime/rtthread.h"
 
@@ -41,25 +45,26 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HTTP_FD_TOP 1024  /* as the perf engine's: the kernel sizes the table to the top */
-#define HTTP_FD_ROOM 224  /* numbers kept for the runtime below it */
 #define HTTP_STACK (256 * 1024)
 /* After a window's end, the engine may still drain samples taken before it: the perf
  * engine drains every 500 ms at the longest. */
 #define HTTP_WINDOW_GRACE_MS 600
 
 static struct {
-    int listen_fd;                 /* -1: no server */
+    struct rtfd listen;            /* fd -1: no server */
     unsigned seconds_max;          /* KESTREL_HTTP_MAX_SECONDS */
     char *buf;                     /* request buffer: head, then body */
     /* the pending CPU window */
-    int win_fd;                    /* its connection, -1 none */
+    struct rtfd win;               /* its connection, fd -1 none */
     enum http_method win_method;
     int win_waiting;               /* state=all */
     uint64_t win_deadline_ms;      /* CLOCK_MONOTONIC: its end, then the end of its grace */
     uint64_t win_end_ns;           /* CLOCK_MONOTONIC: its start + the seconds asked */
     int win_grace;                 /* its end has passed: waiting for the last drains */
-} hs = {.listen_fd = -1, .win_fd = -1};
+} hs = {.listen = {.fd = -1}, .win = {.fd = -1}};
+
+/* The connection being served (a window takes it over). */
+static struct rtfd http_conn = {.fd = -1};
 
 #define HTTP_BUF (HTTP_HEAD_MAX + HTTP_BODY_MAX + 1)
 
@@ -73,23 +78,6 @@ static uint64_t http_now_ms(void)
 unsigned http_seconds_max(void)
 {
     return hs.seconds_max;
-}
-
-/* ============================== descriptors ============================== */
-
-/* Moves fd to a high number (closing the low one); where none is free it stays. */
-static int http_fd_high(int fd)
-{
-    struct rlimit rl;
-    long top = HTTP_FD_TOP;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        (long)rl.rlim_cur < top)
-        top = (long)rl.rlim_cur;
-    long base = top > 2 * HTTP_FD_ROOM ? top - HTTP_FD_ROOM : top / 2;
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, base > 3 ? (int)base : 3);
-    if (high < 0) return fd;
-    close(fd);
-    return high;
 }
 
 /* ============================== responses ============================== */
@@ -321,7 +309,8 @@ static int http_read_request(int fd, struct http_req *req, struct http_resp *err
 
 int http_window_begin(int fd, enum http_method m, unsigned seconds, int waiting)
 {
-    if (hs.win_fd >= 0) return -EBUSY;
+    if (hs.win.fd >= 0) return -EBUSY;
+    if (fd != http_conn.fd) return -EBADF;
     const struct engine *e = profile_active() ? profile_engine() : NULL;
     uint64_t now = http_now_ms();
     struct timespec ts;
@@ -330,7 +319,8 @@ int http_window_begin(int fd, enum http_method m, unsigned seconds, int waiting)
     int rc = sink_window_open(start, profile_hz(), e ? e->name : NULL);
     if (rc) return rc;
     hs.win_end_ns = start + (uint64_t)seconds * 1000000000ull;
-    hs.win_fd = fd;
+    hs.win = http_conn;
+    http_conn.fd = -1;
     hs.win_method = m;
     hs.win_waiting = waiting;
     hs.win_deadline_ms = now + (uint64_t)seconds * 1000u;
@@ -343,55 +333,63 @@ static void http_window_end(int answer)
 {
     struct sink_window w;
     if (sink_window_close(&w) == 0) {
-        if (answer) {
+        if (answer && rtfd_ok(&hs.win)) {
             struct http_resp r = {.status = 200, .content_type = "application/octet-stream",
                                   .attachment = 1};
             int rc = cpu_pprof_write(&w, hs.win_waiting, &r.body);
             if (rc) http_error(&r, 500, "Could not write the CPU profile: %s", strerror(-rc));
-            http_send(hs.win_fd, hs.win_method, &r);
+            http_send(hs.win.fd, hs.win_method, &r);
         }
         sink_window_free(&w);
     }
-    close(hs.win_fd);
-    hs.win_fd = -1;
+    rtfd_close(&hs.win);
 }
 
 /* ============================== the loop ============================== */
 
-static void http_serve_one(int fd)
+static void http_serve_one(void)
 {
     struct http_req req;
     struct http_resp resp = {0};
-    if (http_read_request(fd, &req, &resp) == 0) {
+    if (!rtfd_ok(&http_conn)) return;
+    if (http_read_request(http_conn.fd, &req, &resp) == 0) {
         if (http_route(&req, &resp)) return; /* the window took the connection */
     } else if (!resp.status) {
-        close(fd);
+        rtfd_close(&http_conn);
         return;
     } else {
         req.method = HTTP_GET;
     }
-    http_send(fd, req.method, &resp);
-    close(fd);
+    if (rtfd_ok(&http_conn)) http_send(http_conn.fd, req.method, &resp);
+    rtfd_close(&http_conn);
 }
 
 static void *http_main(void *arg)
 {
     (void)arg;
     for (;;) {
-        struct pollfd pf[2] = {{hs.listen_fd, POLLIN, 0}, {hs.win_fd, POLLRDHUP, 0}};
+        if (!rtfd_ok(&hs.listen)) {
+            /* The program closed or replaced the listening socket (a daemon's
+             * close_range): the server ends; the program and its profile go on. */
+            if (hs.win.fd >= 0) http_window_end(0);
+            fprintf(stderr, "kestrel: KESTREL_HTTP: the program closed the server's socket; "
+                            "no more /debug/pprof/ answers\n");
+            return NULL;
+        }
+        struct pollfd pf[2] = {{hs.listen.fd, POLLIN, 0}, {hs.win.fd, POLLRDHUP, 0}};
         int timeout = -1;
-        if (hs.win_fd >= 0) {
+        if (hs.win.fd >= 0) {
             uint64_t now = http_now_ms();
             timeout = now >= hs.win_deadline_ms ? 0 : (int)(hs.win_deadline_ms - now);
         }
-        int n = poll(pf, hs.win_fd >= 0 ? 2 : 1, timeout);
+        int n = poll(pf, hs.win.fd >= 0 ? 2 : 1, timeout);
         if (n < 0 && errno != EINTR) {
             struct timespec pause = {0, 100 * 1000000};
             nanosleep(&pause, NULL);
             continue;
         }
-        if (hs.win_fd >= 0) {
-            if (pf[1].revents & (POLLRDHUP | POLLHUP | POLLERR))
+        if (hs.win.fd >= 0) {
+            if (pf[1].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))
                 http_window_end(0); /* the client hung up: nobody to answer */
             else if (http_now_ms() >= hs.win_deadline_ms && !hs.win_grace) {
                 /* exactly the seconds asked, even when a slow request held us past them */
@@ -402,9 +400,9 @@ static void *http_main(void *arg)
                 http_window_end(1);
         }
         if (n > 0 && (pf[0].revents & POLLIN)) {
-            int fd = accept4(hs.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            int fd = accept4(hs.listen.fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
             if (fd >= 0) {
-                http_serve_one(http_fd_high(fd));
+                if (rtfd_adopt(&http_conn, fd, 0) >= 0) http_serve_one();
             } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
                 /* Out of descriptors (the program's own limit) or memory: the
                  * connection stays in the backlog; try again later, not in a spin. */
@@ -466,9 +464,9 @@ static int http_parse_addr(const char *v, struct sockaddr_storage *ss, socklen_t
 static void http_after_fork_child(void)
 {
     /* The server thread is gone; its port and its pending client are the parent's. */
-    if (hs.listen_fd >= 0) close(hs.listen_fd);
-    if (hs.win_fd >= 0) close(hs.win_fd);
-    hs.listen_fd = hs.win_fd = -1;
+    rtfd_close(&hs.listen);
+    rtfd_close(&hs.win);
+    rtfd_close(&http_conn);
     symtab_forget();
 }
 
@@ -504,12 +502,16 @@ static int http_listen(const char *v)
         fprintf(stderr, "kestrel: KESTREL_HTTP=%s: %s; no HTTP server\n", v, strerror(errno));
         return -1;
     }
-    fd = http_fd_high(fd);
+    fd = rtfd_adopt(&hs.listen, fd, 0);
+    if (fd < 0) {
+        fprintf(stderr, "kestrel: KESTREL_HTTP=%s: %s; no HTTP server\n", v, strerror(-fd));
+        return -1;
+    }
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 8) != 0) {
         fprintf(stderr, "kestrel: KESTREL_HTTP=%s: %s; no HTTP server\n", v, strerror(errno));
-        close(fd);
+        rtfd_close(&hs.listen);
         return -1;
     }
     struct sockaddr_storage got;
@@ -540,7 +542,6 @@ __attribute__((constructor)) static void http_init(void)
         hs.buf = NULL;
         return;
     }
-    hs.listen_fd = fd;
     lifecycle_register(&http_client);
     lifecycle_threads_coming();
     pthread_t t;
@@ -548,8 +549,7 @@ __attribute__((constructor)) static void http_init(void)
     if (rc != 0) {
         fprintf(stderr, "kestrel: KESTREL_HTTP=%s: no thread (%s); no HTTP server\n", v,
                 strerror(rc));
-        close(hs.listen_fd);
-        hs.listen_fd = -1;
+        rtfd_close(&hs.listen);
         return;
     }
 }
