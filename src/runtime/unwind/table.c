@@ -62,7 +62,53 @@ int uw_tables_ready(void)
     return atomic_load_explicit(&uw_nslots, memory_order_acquire) != 0;
 }
 
+/* The rows found lately, shared by every walker: a walk meets the same return
+ * addresses again and again (a program's hot stacks), and a hit costs a few loads
+ * where a search costs a chain of dependent ones. Direct-mapped by pc; an entry is
+ * (pc, slide, row), valid for an image whose rows hold `row` at the same slide (an
+ * image mapped again reuses its rows at another slide). A writer claims an entry by
+ * swapping its pc for UW_CACHE_BUSY, and skips the entry when another writer holds it
+ * (a handler never waits); a reader takes the entry only when its pc reads the same
+ * before and after the other two words (a seqlock with no sequence: an entry rewritten
+ * meanwhile for the same pc holds the same row). */
+#define UW_CACHE_BITS 12
+#define UW_CACHE_BUSY 1u
+static struct {
+    _Atomic uint64_t pc;
+    _Atomic uint64_t slide;
+    _Atomic(const struct cfi_row *) row;
+} uw_cache[1u << UW_CACHE_BITS];
+
+static size_t uw_cache_slot(uint64_t pc)
+{
+    return (size_t)((pc * 0x9E3779B97F4A7C15ull) >> (64 - UW_CACHE_BITS));
+}
+
+static const struct cfi_row *uw_row_search(const struct uw_image *im, uint64_t pc);
+
 const struct cfi_row *uw_image_row(const struct uw_image *im, uint64_t pc)
+{
+    size_t i = uw_cache_slot(pc);
+    uint64_t k = atomic_load_explicit(&uw_cache[i].pc, memory_order_acquire);
+    if (k == pc) {
+        uint64_t slide = atomic_load_explicit(&uw_cache[i].slide, memory_order_relaxed);
+        const struct cfi_row *r = atomic_load_explicit(&uw_cache[i].row, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&uw_cache[i].pc, memory_order_relaxed) == k &&
+            slide == im->slide && r >= im->rows && r < im->rows + im->nrows)
+            return r;
+    }
+    const struct cfi_row *r = uw_row_search(im, pc);
+    if (r && k != UW_CACHE_BUSY && pc != UW_CACHE_BUSY &&
+        atomic_compare_exchange_strong(&uw_cache[i].pc, &k, UW_CACHE_BUSY)) {
+        atomic_store_explicit(&uw_cache[i].slide, im->slide, memory_order_relaxed);
+        atomic_store_explicit(&uw_cache[i].row, r, memory_order_relaxed);
+        atomic_store_explicit(&uw_cache[i].pc, pc, memory_order_release);
+    }
+    return r;
+}
+
+static const struct cfi_row *uw_row_search(const struct uw_image *im, uint64_t pc)
 {
     if (!im->rows || pc < im->slide || pc - im->slide > UINT32_MAX) return NULL;
     uint32_t loc = (uint32_t)(pc - im->slide);
