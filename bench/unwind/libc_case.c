@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "truth/calib.h"
@@ -101,6 +102,9 @@ int main(int argc, char **argv)
     truth_opts_default(&o, 1);
     o.dir = dir;
     o.exe = "build/bin/kestrel";
+    char t0[32], t1[32];
+    time_t now = time(NULL);
+    strftime(t0, sizeof t0, "%Y-%m-%d %H:%M", gmtime(&now));
     double truths[MAX_ROUNDS];
     for (int round = 0; round < rounds; round++) {
         /* The truth is timed again each round, so that it sees the machine's state of
@@ -112,6 +116,8 @@ int main(int argc, char **argv)
         }
     }
     rmdir(dir);
+    now = time(NULL);
+    strftime(t1, sizeof t1, "%H:%M", gmtime(&now));
     double tmin = truths[0], tmax = truths[0];
     for (int k = 1; k < rounds; k++) {
         tmin = fmin(tmin, truths[k]);
@@ -124,9 +130,10 @@ int main(int argc, char **argv)
            "libc's memset (no frame pointer), under each profiler at 997 and 4999 Hz; %d "
            "round%s, every profiler once a round at each rate in a rotated order; medians over "
            "the rounds. Truth: the share timed with each half alone, median %.1f%% "
-           "(min..max %.1f..%.1f%%). Load average at the end %.2f (1-minute), 2 CPUs.\n\n",
+           "(min..max %.1f..%.1f%%). %s–%s UTC, load average at the end %.2f (1-minute), %ld "
+           "CPUs.\n\n",
            rounds, rounds, rounds == 1 ? "" : "s", 100 * median(truths, rounds), 100 * tmin, 100 * tmax,
-           load[0]);
+           t0, t1, load[0], sysconf(_SC_NPROCESSORS_ONLN));
     printf("| profiler | share at 997 Hz | SE from truth | rounds within 2 SE | share at 4999 Hz "
            "| SE from truth | rounds within 2 SE |\n|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < NCONF; i++) {
