@@ -6,7 +6,6 @@
  * entry it covers (release/acquire). images_reset() runs only in a fork child. */
 #include "runtime/images.h"
 #include "runtime/loader_fork.h"
-#include "runtime/maps.h"
 #include "runtime/rtmem.h"
 
 #include <elf.h>
@@ -181,8 +180,6 @@ int images_refresh(void)
     }
     int r = (int)atomic_load_explicit(&images_n, memory_order_relaxed);
     pthread_mutex_unlock(&images_mu);
-    /* And the executable mappings the loader does not know, while they exist. */
-    maps_refresh(0);
     return r;
 }
 
@@ -235,7 +232,6 @@ void images_reset(void)
     atomic_store(&images_n, 0);
     images_over = 0;
     images_adds = images_subs = ~0ull;
-    maps_reset();
 }
 
 /* ====================== dlclose: record before unload ====================== */

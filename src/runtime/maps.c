@@ -231,3 +231,16 @@ int maps_perf_map(int pid, char *path, size_t size)
     memcpy(path + o, post, sizeof(post));
     return access(path, F_OK) == 0;
 }
+
+int maps_refresh_all(void)
+{
+    int r = images_refresh();
+    maps_refresh(0);
+    return r;
+}
+
+void maps_reset_all(void)
+{
+    images_reset();
+    maps_reset();
+}

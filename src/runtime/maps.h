@@ -25,7 +25,7 @@ struct maps_entry {
  * every executable mapping that no loaded image's text overlaps, except the kernel's
  * [vdso] and [vsyscall] (the vdso is an image): a JIT or V8 may unmap its code before
  * the process ends, so the table keeps what was seen during the run. Serialised by
- * a mutex; called from images_refresh(). */
+ * a mutex; called from maps_refresh_all(). */
 #define MAPS_REFRESH_NS (200ull * 1000 * 1000)
 void maps_refresh(int force);
 
@@ -36,6 +36,12 @@ size_t maps_past_limit(void);
 
 /* Forgets them (a fork child starts over). */
 void maps_reset(void);
+
+/* What a description of the process's code needs: the loader's images
+ * (images_refresh(), whose value it returns), then the executable mappings the
+ * loader does not report, while they exist. And both forgotten. */
+int maps_refresh_all(void);
+void maps_reset_all(void);
 
 /* The vdso's ELF image as it is mapped (it is its whole file: headers, sections,
  * symbols), and its size; NULL when the process has none or its extent is not inside

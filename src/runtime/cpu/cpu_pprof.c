@@ -8,6 +8,7 @@
 #include "runtime/cpu/cpu_pprof.h"
 #include "runtime/heap/heap.h"
 #include "runtime/images.h"
+#include "runtime/maps.h"
 #include "runtime/pprof_enc.h"
 
 #include <errno.h>
@@ -32,7 +33,7 @@ static void cp_label_num(struct pb_buf *b, int64_t key, int64_t num)
 
 int cpu_pprof_write(const struct sink_window *w, int waiting, struct pb_buf *out)
 {
-    if (images_refresh() < 0) return -EIO;
+    if (maps_refresh_all() < 0) return -EIO;
     struct pp_scratch s;
     uint32_t max_str = 2 * (uint32_t)w->n_threads + 2 * (uint32_t)images_count() + 64;
     int rc = pp_scratch_init(&s, max_str);

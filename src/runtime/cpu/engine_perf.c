@@ -52,6 +52,7 @@
 #include "runtime/lifecycle.h"
 #include "runtime/rtthread.h"
 #include "runtime/images.h"
+#include "runtime/maps.h"
 #include "runtime/interpose.h"
 #include "runtime/cpu/perf_ring.h"
 #include "runtime/rtfd.h"
@@ -718,7 +719,7 @@ static void *engine_main(void *arg)
         now = rt_clock_ns(CLOCK_MONOTONIC);
         if (now >= next) next = now + period_ns;
         if (now >= images_at) {
-            images_refresh();
+            maps_refresh_all();
             images_at = now + IMAGES_NS;
         }
     }
@@ -732,7 +733,7 @@ static void *engine_main(void *arg)
             atomic_load_explicit(&pe.slots[i].ready, memory_order_acquire))
             account_cpu(&pe.slots[i], thread_cpu_ns(slots[i].cpu_clock));
     registry_unlock();
-    images_refresh();
+    maps_refresh_all();
     if (pe.cfg.on_stopped) pe.cfg.on_stopped();
     return NULL;
 }

@@ -13,6 +13,7 @@
 #include "runtime/rtthread.h"
 #include "runtime/cpu/engine.h"
 #include "runtime/images.h"
+#include "runtime/maps.h"
 #include "runtime/interpose.h"
 #include "runtime/rtmem.h"
 #include "runtime/cpu/sink.h"
@@ -373,11 +374,11 @@ static void *sig_main(void *arg)
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
         sig_tick(next);
-        if (++ticks % SIG_IMAGES_EVERY == 0) images_refresh();
+        if (++ticks % SIG_IMAGES_EVERY == 0) maps_refresh_all();
         if (cfi && ticks % SIG_TABLES_EVERY == 0) uw_tables_refresh();
     }
     sig_final_drain();
-    images_refresh();
+    maps_refresh_all();
     if (sig_cfg.on_stopped) sig_cfg.on_stopped();
     return NULL;
 }

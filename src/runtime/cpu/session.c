@@ -15,6 +15,7 @@
  * written by kestrel_profile_stop() and discarded if the process ends first. */
 #include "runtime/cpu/profile_state.h"
 #include "runtime/images.h"
+#include "runtime/maps.h"
 #include "kestrel.h"
 #include "runtime/lifecycle.h"
 #include "runtime/cpu/rawjson.h"
@@ -151,7 +152,7 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
     if (r == 0) r = sink_open(prof.start_mono, prof.rows_max);
     prof.ppid = (int)getppid();
     if (r != 0) return r;
-    images_refresh();
+    maps_refresh_all();
     prof.from_env = from_env;
     prof.hz = hz;
     prof.requested_hz = requested_hz;
@@ -245,7 +246,7 @@ static void prof_after_fork_child(void)
     if (e && e->after_fork_child) e->after_fork_child();
     registry_forget_after_fork();
     sink_forget_after_fork();
-    images_reset();
+    maps_reset_all();
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     prof_mu = fresh;
     profile_state_stopping();

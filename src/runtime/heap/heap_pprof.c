@@ -14,6 +14,7 @@
  * while malloc is interposed. Not for a signal handler. */
 #include "runtime/heap/heap.h"
 #include "runtime/images.h"
+#include "runtime/maps.h"
 #include "runtime/pprof_enc.h"
 #include "runtime/unwind/unwind.h"
 
@@ -124,7 +125,7 @@ int heap_pprof_write(const struct heap_table *tb, const struct heap_pprof_info *
                      struct pb_buf *out)
 {
     struct pp_scratch s;
-    if (images_refresh() < 0) return -EIO;
+    if (maps_refresh_all() < 0) return -EIO;
     uint32_t max_str = tb->nstrings + 2 * (uint32_t)images_count() + 64;
     int rc = pp_scratch_init(&s, max_str);
     if (rc) return rc;

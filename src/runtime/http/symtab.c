@@ -11,6 +11,7 @@
  * Server thread only. Signal handlers: nothing. Inside malloc: nothing. */
 #include "runtime/http/http.h"
 #include "runtime/images.h"
+#include "runtime/maps.h"
 #include "runtime/rtmem.h"
 
 #include <elf.h>
@@ -190,7 +191,7 @@ static struct st_image *st_image_for(const struct image *src)
 
 const char *symtab_lookup(uint64_t addr)
 {
-    images_refresh();
+    maps_refresh_all();
     const struct image *src = images_find_text(addr);
     if (!src) return NULL;
     struct st_image *im = st_image_for(src);
