@@ -5,7 +5,10 @@
  * (burn_cpu_us, the clock), plus, when profiled, whatever a sampling signal takes on the
  * thread's own stack.
  *
- *   prog_smallstack DEPTH STACK */
+ * With "alloc", the work is malloc and free of blocks of 4 to 68 KiB instead, 20,000
+ * times: what the heap profiler's sampling (inside malloc) takes of the thread's stack.
+ *
+ *   prog_smallstack DEPTH STACK [alloc] */
 #include "burn.h"
 
 #include <pthread.h>
@@ -16,7 +19,7 @@
 
 #define PAINT 0xa5
 
-static int depth;
+static int depth, allocate;
 static uintptr_t lo;
 static long used_below = -1;
 
@@ -26,8 +29,15 @@ __attribute__((noinline)) static void bottom(void)
     uintptr_t top = (uintptr_t)&here - 256; /* this frame and the calls it makes now */
     for (volatile unsigned char *p = (unsigned char *)lo + 64; (uintptr_t)p < top; p++)
         *p = PAINT;
-    for (int i = 0; i < 30; i++)
-        burn_cpu_us(10000);
+    if (allocate) /* blocks the heap profiler samples often at a 64 KiB interval */
+        for (int i = 0; i < 20000; i++) {
+            volatile char *b = malloc(4096 + (size_t)(i % 64) * 1024);
+            if (b) b[0] = (char)i;
+            free((void *)b);
+        }
+    else
+        for (int i = 0; i < 30; i++)
+            burn_cpu_us(10000);
     const unsigned char *p = (const unsigned char *)lo + 64;
     while ((uintptr_t)p < top && *p == PAINT)
         p++;
@@ -62,8 +72,9 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) return 2;
+    if (argc != 3 && !(argc == 4 && strcmp(argv[3], "alloc") == 0)) return 2;
     depth = atoi(argv[1]);
+    allocate = argc == 4;
     burn_cpu_us(100); /* binds the clock's PLT entry now: lazy binding saves the vector
                          registers on the stack, 3 KB here, in whichever thread calls first */
     pthread_attr_t a;

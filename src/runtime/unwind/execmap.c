@@ -48,17 +48,24 @@ static void em_line(struct execmap *m, const char *p, const char *end)
     }
 }
 
+/* The ranges, then the read buffer, in one mapping of the map's own. The buffer is
+ * not on the stack: the heap profiler reads maps inside malloc, on whichever thread
+ * allocates, and a PTHREAD_STACK_MIN thread has no 4 KiB to spare there. */
+#define EM_BUF 4096
+#define EM_SIZE (sizeof(uint64_t[2]) * EXECMAP_RANGES + EM_BUF)
+
 static int em_read(struct execmap *m)
 {
     m->read_ns = em_now();
-    if (!m->r && !(m->r = rtmem_alloc(sizeof(*m->r) * EXECMAP_RANGES))) return -ENOMEM;
+    if (!m->r && !(m->r = rtmem_alloc(EM_SIZE))) return -ENOMEM;
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -errno;
     m->n = 0;
-    char buf[4096];
+    char *buf = (char *)(m->r + EXECMAP_RANGES);
+    const size_t size = EM_BUF;
     size_t have = 0;
     for (;;) {
-        ssize_t got = read(fd, buf + have, sizeof(buf) - have);
+        ssize_t got = read(fd, buf + have, size - have);
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) break;
         have += (size_t)got;
@@ -69,7 +76,7 @@ static int em_read(struct execmap *m)
         }
         have = (size_t)(buf + have - line);
         memmove(buf, line, have);
-        if (have == sizeof(buf)) have = 0; /* a line longer than the buffer: its path */
+        if (have == size) have = 0; /* a line longer than the buffer: its path */
     }
     close(fd);
     return 0;
@@ -112,7 +119,7 @@ int execmap_has(struct execmap *m, uint64_t addr)
 
 void execmap_free(struct execmap *m)
 {
-    rtmem_free(m->r, sizeof(*m->r) * EXECMAP_RANGES);
+    rtmem_free(m->r, EM_SIZE);
     *m = (struct execmap){0};
 }
 
