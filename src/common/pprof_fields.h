@@ -17,6 +17,12 @@ enum {
     PROFILE_COMMENT = 13,
     PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 };
+/* The comment that lists, by index, the strings of the table the runtime wrote as
+ * bytes: a string that is not UTF-8 (a path, a thread name) has each byte of 0x80 or
+ * more written as the code point of the same value (U+0080..U+00FF), so the table
+ * stays UTF-8 for every reader and kestrel's maps those back to the bytes. */
+#define PPROF_BYTES_COMMENT "kestrel: strings written as bytes:"
+
 enum { VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2 };
 enum { SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3 };
 enum { LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3 };

@@ -1,6 +1,7 @@
 /* pprof_enc.c — the runtime's shared pprof encoding (pprof_enc.h).
  * Inside malloc: everything (mmap'd scratch only). Signal handlers: nothing. */
 #include "runtime/pprof_enc.h"
+#include "common/utf8.h"
 #include "runtime/heap/heap.h"
 #include "runtime/images.h"
 
@@ -191,10 +192,53 @@ void pp_mappings(struct pp_scratch *s, struct pb_buf *b)
 }
 
 
+/* A string that is not UTF-8, each byte of 0x80 or more as U+0080..U+00FF. */
+static void pp_put_as_bytes(struct pb_buf *b, const char *p, size_t n)
+{
+    size_t high = 0;
+    for (size_t i = 0; i < n; i++)
+        high += (unsigned char)p[i] >= 0x80;
+    pb_put_tag(b, PROFILE_STRING_TABLE, PB_LEN);
+    pb_put_varint(b, n + high);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        unsigned char two[2] = {(unsigned char)(0xc0 | c >> 6), (unsigned char)(0x80 | (c & 0x3f))};
+        if (c < 0x80)
+            pb_put_raw(b, &c, 1);
+        else
+            pb_put_raw(b, two, 2);
+    }
+}
+
+/* The comment PPROF_BYTES_COMMENT " 9 12" naming the strings written as bytes, when
+ * there are any (kept in the scratch's text; one that does not fit is still written
+ * as bytes, only not named). */
+static void pp_bytes_comment(struct pp_scratch *s, struct pb_buf *b)
+{
+    char *p = s->text + s->text_used;
+    size_t room = s->text_cap - s->text_used, n = 0, named = 0;
+    for (uint32_t i = 0; i < s->nstr; i++) {
+        if (utf8_valid(s->str[i], s->str_len[i])) continue;
+        if (!n) n = (size_t)snprintf(p, room, "%s", PPROF_BYTES_COMMENT);
+        int k = snprintf(p + n, room > n ? room - n : 0, " %u", i);
+        if (k < 0 || n + (size_t)k >= room) break;
+        n += (size_t)k;
+        named++;
+    }
+    if (!named || s->nstr >= s->max_str) return;
+    s->text_used += n + 1;
+    pb_put_int(b, PROFILE_COMMENT, pp_str(s, p, n));
+}
+
 void pp_string_table(struct pp_scratch *s, struct pb_buf *b)
 {
-    for (uint32_t i = 0; i < s->nstr; i++)
-        pb_put_bytes(b, PROFILE_STRING_TABLE, s->str[i], s->str_len[i]);
+    pp_bytes_comment(s, b);
+    for (uint32_t i = 0; i < s->nstr; i++) {
+        if (utf8_valid(s->str[i], s->str_len[i]))
+            pb_put_bytes(b, PROFILE_STRING_TABLE, s->str[i], s->str_len[i]);
+        else
+            pp_put_as_bytes(b, s->str[i], s->str_len[i]);
+    }
 }
 
 int pp_finish(struct pp_scratch *s, struct pb_buf *b, struct pb_buf *out)

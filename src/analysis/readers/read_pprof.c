@@ -178,6 +178,37 @@ static int check_unique(const void *arr, size_t n, size_t size)
 
 /* ------------------------------------------------------------------ passes */
 
+/* A string the runtime wrote as bytes (PPROF_BYTES_COMMENT): U+0080..U+00FF back to
+ * the bytes of the same value, in place (never longer than its UTF-8). */
+static void bytes_decode(char *p)
+{
+    unsigned char *s = (unsigned char *)p, *o = s;
+    while (*s) {
+        if ((s[0] == 0xc2 || s[0] == 0xc3) && (s[1] & 0xc0) == 0x80) {
+            *o++ = (unsigned char)((s[0] & 0x03) << 6 | (s[1] & 0x3f));
+            s += 2;
+        } else {
+            *o++ = *s++;
+        }
+    }
+    *o = 0;
+}
+
+/* A comment of the profile's, or the runtime's list of strings written as bytes,
+ * which are decoded (a path must name the file it is, to be opened) and not kept. */
+static int add_comment(struct pprof *r, const char *c)
+{
+    size_t k = strlen(PPROF_BYTES_COMMENT);
+    if (strncmp(c, PPROF_BYTES_COMMENT, k)) return profile_add_comment(r->p, c);
+    char *end;
+    for (const char *p = c + k; *p; p = end) {
+        unsigned long long i = strtoull(p, &end, 10);
+        if (end == p) break;
+        if (i > 0 && i < r->n_strings) bytes_decode((char *)r->strings[i]);
+    }
+    return 0;
+}
+
 /* Splits the Profile message into its fields; strings are copied (NUL-terminated). */
 static int split(struct pprof *r, const uint8_t *buf, size_t len)
 {
@@ -234,7 +265,7 @@ static int split(struct pprof *r, const uint8_t *buf, size_t len)
         if (f.number != PROFILE_COMMENT || f.wire != PB_VARINT) continue;
         const char *c = str(r, f.value, &bad);
         if (!bad && charge(r, strlen(c) + 48)) return -1;
-        if (bad || profile_add_comment(r->p, c)) return fail(r, "comment out of range");
+        if (bad || add_comment(r, c)) return fail(r, "comment out of range");
     }
     for (size_t i = 0; i < r->n_msgs[PROFILE_COMMENT]; i++) {
         struct pb_reader pr;
@@ -244,7 +275,7 @@ static int split(struct pprof *r, const uint8_t *buf, size_t len)
             int bad = 0;
             const char *c = str(r, v, &bad);
             if (!bad && charge(r, strlen(c) + 48)) return -1;
-            if (bad || profile_add_comment(r->p, c)) return fail(r, "comment out of range");
+            if (bad || add_comment(r, c)) return fail(r, "comment out of range");
         }
         if (pr.err) return fail(r, "malformed comment list");
     }
