@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What a fork costs a profiled program: bench/fork/fork_work.c (fork a child that
 ends at once, reap it; median wall microseconds over N forks per run, and CPU
-microseconds per fork of the parent and its children) under each
+microseconds per fork of the parent and its children, and the median CPU a child has
+used when fork returns in it: the runtime's fork handlers) under each
 configuration, interleaved over R rounds (in a new order each round). Reported per configuration: the median over
 rounds of the per-run figures (min..max), and its ratio to the unprofiled program.
 With --base LIB, the same configurations run with another build of libkestrel.so
@@ -47,6 +48,7 @@ if a.base:
     runs += configs(a.base, " (base)")
 res = {name: [] for name, _, _ in runs}
 cpu = {name: [] for name, _, _ in runs}
+born = {name: [] for name, _, _ in runs}
 load_before = open("/proc/loadavg").read().split()[:3]
 order = list(runs)
 rng = random.Random(1)
@@ -62,6 +64,7 @@ for r in range(a.rounds):
             raise SystemExit("%s: status %d: %s" % (name, out.returncode, out.stderr))
         res[name].append(float(out.stdout.split()[1]))
         cpu[name].append(float(out.stdout.split()[3]))
+        born[name].append(float(out.stdout.split()[4]))
         for f in os.listdir(tmp):
             os.unlink(os.path.join(tmp, f))
 load_after = open("/proc/loadavg").read().split()[:3]
@@ -69,14 +72,17 @@ base = statistics.median(res["plain"])
 lines = ["### fork: fork a child that ends at once and reap it; %d forks a run, %d interleaved "
          "rounds, median of the runs' figures (min..max); %d distinct stacks allocated first "
          "(heap interval 64 KiB)" % (a.forks, a.rounds, a.stacks), "",
-         "| configuration | wall µs per fork | × plain | CPU µs per fork | × plain |",
-         "|---|---|---|---|---|"]
+         "| configuration | wall µs per fork | × plain | CPU µs per fork | × plain "
+         "| child's CPU µs when fork returns | × plain |",
+         "|---|---|---|---|---|---|---|"]
 cbase = statistics.median(cpu["plain"])
+bbase = statistics.median(born["plain"])
 for name, _, _ in runs:
-    v, u = res[name], cpu[name]
-    m, mc = statistics.median(v), statistics.median(u)
-    lines.append("| %s | %.0f (%.0f..%.0f) | %.2f | %.0f (%.0f..%.0f) | %.2f |" %
-                 (name, m, min(v), max(v), m / base, mc, min(u), max(u), mc / cbase))
+    v, u, w = res[name], cpu[name], born[name]
+    m, mc, mb = statistics.median(v), statistics.median(u), statistics.median(w)
+    lines.append("| %s | %.0f (%.0f..%.0f) | %.2f | %.0f (%.0f..%.0f) | %.2f | %.0f (%.0f..%.0f) | %.2f |" %
+                 (name, m, min(v), max(v), m / base, mc, min(u), max(u), mc / cbase,
+                  mb, min(w), max(w), mb / bbase))
 lines += ["", "load average before: %s; after: %s" % (" ".join(load_before), " ".join(load_after))]
 text = "\n".join(lines)
 print(text)

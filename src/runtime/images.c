@@ -225,13 +225,20 @@ __attribute__((constructor(101))) static void images_init(void)
     loader_fork_guard(&images_mu);
 }
 
+/* A fork child's images are its parent's, less those the parent had unloaded: the same
+ * mappings and the same loader counters, so nothing is described again inside fork
+ * (each image a dl_iterate_phdr visit, its build-id notes, the executable's readlink
+ * of /proc/self/exe). Only a table that was full is read anew. */
 void images_reset(void)
 {
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     images_mu = fresh;
-    atomic_store(&images_n, 0);
+    size_t n = atomic_load(&images_n), kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!images_tab[i].unloaded) images_tab[kept++] = images_tab[i];
+    atomic_store(&images_n, kept);
+    if (images_over) images_adds = images_subs = ~0ull;
     images_over = 0;
-    images_adds = images_subs = ~0ull;
 }
 
 /* ====================== dlclose: record before unload ====================== */

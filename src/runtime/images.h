@@ -47,6 +47,6 @@ const struct image *images_find_text(uint64_t pc);
 /* Lowercase hex of an image's build id into out (2*len+1 bytes); "" when none. */
 void images_build_id_hex(const struct image *im, char *out, size_t out_size);
 
-/* Forgets every image (after fork in the child, or for a new session). */
+/* In a fork child: keeps the parent's images but those it had unloaded (images.c). */
 void images_reset(void);
 #endif

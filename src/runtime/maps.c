@@ -165,13 +165,13 @@ size_t maps_past_limit(void)
     return maps_over;
 }
 
-void maps_reset(void)
+/* A fork child has its parent's mappings: it keeps what the parent read, and when, so
+ * that fork does not read /proc/self/maps again (a tenth of a profiled child's CPU
+ * time until fork returned). */
+void maps_after_fork_child(void)
 {
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     maps_mu = fresh;
-    atomic_store(&maps_n, 0);
-    maps_over = 0;
-    maps_read_ns = 0;
 }
 
 /* ============================ the vdso ============================ */
@@ -239,8 +239,8 @@ int maps_refresh_all(void)
     return r;
 }
 
-void maps_reset_all(void)
+void maps_after_fork_child_all(void)
 {
     images_reset();
-    maps_reset();
+    maps_after_fork_child();
 }

@@ -34,14 +34,14 @@ size_t maps_count(void);
 const struct maps_entry *maps_get(size_t i);
 size_t maps_past_limit(void);
 
-/* Forgets them (a fork child starts over). */
-void maps_reset(void);
+/* In a fork child: keeps the parent's table and the time it was read (maps.c). */
+void maps_after_fork_child(void);
 
 /* What a description of the process's code needs: the loader's images
  * (images_refresh(), whose value it returns), then the executable mappings the
- * loader does not report, while they exist. And both forgotten. */
+ * loader does not report, while they exist; and both taken over in a fork child. */
 int maps_refresh_all(void);
-void maps_reset_all(void);
+void maps_after_fork_child_all(void);
 
 /* The vdso's ELF image as it is mapped (it is its whole file: headers, sections,
  * symbols), and its size; NULL when the process has none or its extent is not inside

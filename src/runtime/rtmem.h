@@ -14,6 +14,15 @@ static inline void *rtmem_alloc(size_t size)
     return p == MAP_FAILED ? NULL : p;
 }
 
+/* The same, left out of a fork child (MADV_DONTFORK): fork copies none of its page
+ * tables, and the child forgets it without unmapping it (the range is not its own). */
+static inline void *rtmem_alloc_nofork(size_t size)
+{
+    void *p = rtmem_alloc(size);
+    if (p) madvise(p, size, MADV_DONTFORK);
+    return p;
+}
+
 static inline void rtmem_free(void *p, size_t size)
 {
     if (p) munmap(p, size);

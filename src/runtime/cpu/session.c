@@ -246,7 +246,7 @@ static void prof_after_fork_child(void)
     if (e && e->after_fork_child) e->after_fork_child();
     registry_forget_after_fork();
     sink_forget_after_fork();
-    maps_reset_all();
+    maps_after_fork_child_all();
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     prof_mu = fresh;
     profile_state_stopping();

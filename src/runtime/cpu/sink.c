@@ -56,15 +56,19 @@ static struct execmap sink_exec; /* what a return address may be (execmap.h) */
 #define SINK_BYTES_AGG (sizeof(struct sink_agg_entry) * SINK_AGG_MAX)
 #define SINK_BYTES_AGG_HASH (sizeof(uint32_t) * SINK_AGG_HASH)
 
-static void sink_unmap(void)
+/* The tables are not in a fork child (rtmem_alloc_nofork): a fork copied 115 MiB of
+ * their address space's page tables, and the child unmapped them again. */
+static void sink_release(int unmap)
 {
     execmap_free(&sink_exec);
-    rtmem_free(sink_stacks, SINK_BYTES_STACKS);
-    rtmem_free(sink_hash, SINK_BYTES_HASH);
-    rtmem_free(sink_words, SINK_BYTES_WORDS);
-    rtmem_free(sink_rowv, SINK_BYTES_ROWS);
-    rtmem_free(sink_aggv, SINK_BYTES_AGG);
-    rtmem_free(sink_agg_hash, SINK_BYTES_AGG_HASH);
+    if (unmap) {
+        rtmem_free(sink_stacks, SINK_BYTES_STACKS);
+        rtmem_free(sink_hash, SINK_BYTES_HASH);
+        rtmem_free(sink_words, SINK_BYTES_WORDS);
+        rtmem_free(sink_rowv, SINK_BYTES_ROWS);
+        rtmem_free(sink_aggv, SINK_BYTES_AGG);
+        rtmem_free(sink_agg_hash, SINK_BYTES_AGG_HASH);
+    }
     sink_aggv = NULL;
     sink_agg_hash = NULL;
     sink_stacks = NULL;
@@ -73,18 +77,23 @@ static void sink_unmap(void)
     sink_rowv = NULL;
 }
 
+static void sink_unmap(void)
+{
+    sink_release(1);
+}
+
 static void sink_window_session_changed(int ended);
 
 int sink_open(uint64_t mono_start_ns, size_t rows_max)
 {
     sink_window_session_changed(0);
     sink_unmap();
-    sink_stacks = rtmem_alloc(SINK_BYTES_STACKS);
-    sink_hash = rtmem_alloc(SINK_BYTES_HASH);
-    sink_words = rtmem_alloc(SINK_BYTES_WORDS);
-    sink_rowv = rtmem_alloc(SINK_BYTES_ROWS);
-    sink_aggv = rtmem_alloc(SINK_BYTES_AGG);
-    sink_agg_hash = rtmem_alloc(SINK_BYTES_AGG_HASH);
+    sink_stacks = rtmem_alloc_nofork(SINK_BYTES_STACKS);
+    sink_hash = rtmem_alloc_nofork(SINK_BYTES_HASH);
+    sink_words = rtmem_alloc_nofork(SINK_BYTES_WORDS);
+    sink_rowv = rtmem_alloc_nofork(SINK_BYTES_ROWS);
+    sink_aggv = rtmem_alloc_nofork(SINK_BYTES_AGG);
+    sink_agg_hash = rtmem_alloc_nofork(SINK_BYTES_AGG_HASH);
     memset(&sink_n, 0, sizeof(sink_n));
     sink_other = -1;
     sink_start_ns = mono_start_ns;
@@ -108,7 +117,7 @@ static void sink_window_forget(void);
 void sink_forget_after_fork(void)
 {
     sink_window_forget();
-    sink_unmap();
+    sink_release(0);
     memset(&sink_n, 0, sizeof(sink_n));
 }
 
