@@ -11,7 +11,8 @@ beside this one (e.g. the build before a change).
 --stacks S makes the program allocate from S distinct call paths first (a heap profile
 then holds S stacks when it forks).
 
-Usage: bench/fork/run.py [--rounds R] [--forks N] [--stacks S] [--base LIB] [--markdown FILE]"""
+Usage: bench/fork/run.py [--rounds R] [--forks N] [--stacks S] [--lib LIB] [--base LIB]
+                         [--markdown FILE]"""
 import argparse
 import os
 import random
@@ -27,6 +28,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--rounds", type=int, default=7)
 ap.add_argument("--forks", type=int, default=200)
 ap.add_argument("--base")
+ap.add_argument("--lib", default=LIB, help="the libkestrel.so under test (default: the build's)")
 ap.add_argument("--stacks", type=int, default=0)
 ap.add_argument("--markdown")
 a = ap.parse_args()
@@ -43,7 +45,7 @@ def configs(lib, tag):
             ("CPU (perf) + heap" + tag, lib, dict(cpu, KESTREL_PROFILE_ENGINE="perf", **heap))]
 
 
-runs = [("plain", None, {})] + configs(LIB, "")
+runs = [("plain", None, {})] + configs(a.lib, "")
 if a.base:
     runs += configs(a.base, " (base)")
 res = {name: [] for name, _, _ in runs}

@@ -100,6 +100,40 @@ check "a missing program is 127 ($rc)" test $rc -eq 127
 check "... with one line that says why" diff <(echo "kestrel: /nonexistent/program: No such file or directory") "$t/err"
 check "... and leaves nothing behind" test -z "$(ls -A "$t" | grep "^missing")"
 
+# Execs that fail: the program goes on and exits 0, profiled to its end (CPU with each
+# engine, and the heap): one foreseen to fail (no such file) and one that fails in the
+# kernel (an executable file that is no program: ENOEXEC). Before, record said "left no
+# profile" of such a program.
+cat >"$t/execfail.c" <<'C'
+#include <stdlib.h>
+#include <unistd.h>
+static void *volatile kept[32];
+__attribute__((noinline)) unsigned spin(unsigned n) { unsigned x = 1; while (n--) x = x * 1103515245u + 12345u; return x; }
+__attribute__((noinline)) unsigned after_exec(void) { /* its own loop: no leaf below it */
+  for (int i = 0; i < 32; i++) kept[i] = malloc(1 << 20);
+  unsigned x = 1, n = 150000000u;
+  while (n--) x = x * 1103515245u + 12345u;
+  return x;
+}
+int main(int argc, char **argv) {
+  unsigned x = spin(100000000u);
+  execl("/nonexistent/kestrel-no-such-program", "x", (char *)0);
+  if (argc > 1) execl(argv[1], argv[1], (char *)0);
+  return (x ^ after_exec()) == 42;
+}
+C
+cc -O1 -g -fno-omit-frame-pointer -o "$t/execfail" "$t/execfail.c"
+printf '\177ELF not a program\n' >"$t/noexec" && chmod 755 "$t/noexec"
+for engine in perf signal; do
+  "$k" record --engine "$engine" --heap --heap-interval=65536 -o "$t/ef-$engine" --report=/dev/null -- "$t/execfail" "$t/noexec" >/dev/null 2>"$t/err"; rc=$?
+  check "record of failed execs, $engine engine: status 0 ($rc)" test $rc -eq 0
+  check "... no word of a missing profile ($(head -c 300 "$t/err"))" bash -c '! grep -q "left no profile" "$1"' _ "$t/err"
+  "$k" report "$t/ef-$engine.raw" >"$t/ef-cpu.out" 2>&1
+  check "... what ran after the execs is in the CPU profile" grep -qE " after_exec +execfail\.c:[0-9]+" "$t/ef-cpu.out"
+  "$k" report --sample-type inuse_space "$t/ef-$engine.heap.pb.gz" >"$t/ef-heap.out" 2>&1
+  check "... and in the heap profile ($(head -c 300 "$t/ef-heap.out"))" grep -qE " after_exec +execfail\.c:[0-9]+" "$t/ef-heap.out"
+done
+
 "$k" record -o /nonexistent/dir/x -- true >/dev/null 2>"$t/err"; rc=$?
 check "an unwritable stem is an error before the run ($rc)" test $rc -eq 1
 check "... that names the directory" grep -qx "kestrel: /nonexistent/dir/x: directory /nonexistent/dir/ does not exist" "$t/err"
