@@ -313,11 +313,63 @@ static void test_pprof(void)
     CHECK(read_pprof("\x1f\x8b\x08\x00zz", 6, why, sizeof why) == NULL && strstr(why, "gzip"));
 }
 
+
+/* Strings the runtime wrote as bytes (U+0080..U+00FF standing for 0x80..0xff) and named
+ * in its comment come back as the program's bytes; the comment is not kept, an index
+ * out of range or 0 is ignored, and a string it does not name stays as written. */
+static void test_pprof_bytes(void)
+{
+    struct pb_buf b = {0};
+    struct strtab t = {.n = 0};
+    sid(&t, "");
+    value_type(&b, &t, 1, "inuse_space", "bytes");
+    size_t m = pb_begin(&b, 3);
+    pb_put_uint(&b, 1, 1);
+    pb_put_uint(&b, 2, 0x400000);
+    pb_put_uint(&b, 3, 0x401000);
+    pb_put_uint(&b, 5, sid(&t, "/tmp/caf\xc3\xa9 \xc3\xbf/lib.so")); /* caf\xe9 \xff */
+    pb_end(&b, m);
+    m = pb_begin(&b, 4);
+    pb_put_uint(&b, 1, 1);
+    pb_put_uint(&b, 2, 1);
+    pb_put_uint(&b, 3, 0x400123);
+    pb_end(&b, m);
+    m = pb_begin(&b, 2);
+    uint64_t locs[] = {1}, vals[] = {4096};
+    pb_put_packed(&b, 1, locs, 1);
+    pb_put_packed(&b, 2, vals, 1);
+    size_t l = pb_begin(&b, 3);
+    pb_put_uint(&b, 1, sid(&t, "thread"));
+    pb_put_uint(&b, 2, sid(&t, "w\xc3\xa9")); /* named below: w\xe9 */
+    pb_end(&b, l);
+    pb_end(&b, m);
+    uint64_t plain = sid(&t, "caf\xc3\xa9"); /* valid UTF-8, not named: stays */
+    char c[128];
+    snprintf(c, sizeof c, "kestrel: strings written as bytes: %llu %llu 0 999",
+             (unsigned long long)sid(&t, "/tmp/caf\xc3\xa9 \xc3\xbf/lib.so"),
+             (unsigned long long)sid(&t, "w\xc3\xa9"));
+    pb_put_uint(&b, 13, sid(&t, c));
+    pb_put_uint(&b, 13, plain);
+    for (int i = 0; i < t.n; i++)
+        pb_put_string(&b, 6, t.s[i]);
+    struct profile *p = read_pprof(b.data, b.len, why, sizeof why);
+    CHECKF(p != NULL, "%s", why);
+    if (p) {
+        CHECKF(p->n_images == 1 && !strcmp(p->images[0].path, "/tmp/caf\xe9 \xff/lib.so"),
+               "path %s", p->n_images ? p->images[0].path : "none");
+        CHECK(p->n_threads == 1 && !strcmp(p->threads[0].label, "w\xe9"));
+        CHECK(p->meta.n_comments == 1 && !strcmp(p->meta.comments[0], "caf\xc3\xa9"));
+    }
+    profile_free(p);
+    pb_buf_free(&b);
+}
+
 int main(void)
 {
     test_minimal();
     test_full();
     test_bad_raw();
     test_pprof();
+    test_pprof_bytes();
     return check_exit();
 }
