@@ -56,8 +56,10 @@ static struct execmap sink_exec; /* what a return address may be (execmap.h) */
 #define SINK_BYTES_AGG (sizeof(struct sink_agg_entry) * SINK_AGG_MAX)
 #define SINK_BYTES_AGG_HASH (sizeof(uint32_t) * SINK_AGG_HASH)
 
-/* The tables are not in a fork child (rtmem_alloc_nofork): a fork copied 115 MiB of
- * their address space's page tables, and the child unmapped them again. */
+/* The tables are not in a fork child (rtmem_alloc_nofork): a fork copied the page
+ * tables of whatever part of their 115 MiB the session had touched, the child unmapped
+ * them again, and the parent's engine took a copy-on-write fault on each page it wrote
+ * next. In the child they are forgotten, never unmapped. */
 static void sink_release(int unmap)
 {
     execmap_free(&sink_exec);
