@@ -61,7 +61,7 @@ __attribute__((noinline)) static int walk_kestrel(void)
     __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
                      : "=r"(rip), "=r"(rsp), "=r"(rbp));
     struct uw_stack m = {rsp, stack_hi, 0};
-    struct uw_regs r = {rip, rsp, rbp, 1};
+    struct uw_regs r = {.pc = rip, .sp = rsp, .fp = rbp, .interrupted = 1};
     enum unwind_stop st;
     return (int)uw_walk(UW_MODE_CFI, r, &m, out, MAXF, &st);
 }

@@ -83,8 +83,8 @@ int main(int argc, char **argv)
             break;
         }
         if (r->kind != CFI_SIGNAL && r->kind != CFI_UNSUPPORTED && r->kind != CFI_NONE) {
-            if (r->fp_rule == CFI_FP_AT_CFA) snprintf(fp, sizeof fp, "c%d", r->fp_off);
-            if (r->fp_rule == CFI_FP_AT_FP) strcpy(fp, "exp");
+            if (CFI_FP_RULE(r) == CFI_FP_AT_CFA) snprintf(fp, sizeof fp, "c%d", r->fp_off);
+            if (CFI_FP_RULE(r) == CFI_FP_AT_FP) strcpy(fp, "exp");
         }
         printf("%x %s %s %s\n", r->loc, cfa, ra, fp);
     }

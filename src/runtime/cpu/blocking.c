@@ -25,6 +25,7 @@
  * the two bytes of code around the interrupted PC.
  * Inside malloc: nothing. */
 #include "runtime/cpu/blocking.h"
+#include "runtime/arch/arch.h"
 #include "runtime/interpose.h"
 #include "runtime/cpu/sigown.h"
 #include "runtime/sigwrap.h"
@@ -52,22 +53,12 @@ int blocking_interrupted(const void *ucv)
 {
     blk_hits++;
     if (!blk_in) return 0;
-#if defined(__x86_64__)
     /* Inside a wrapped call the PC is in libc's, the vDSO's or the program's text,
      * readable. The kernel, restarting a system call for the handler, set the PC back
-     * onto its `syscall` instruction (0f 05); one it ended with EINTR leaves the PC
-     * after it. Either way the thread was asleep in the call. One that ended on its
-     * own was running (its CPU time in the kernel, or the wake-up). */
-    const ucontext_t *uc = ucv;
-    const unsigned char *pc = (const unsigned char *)uc->uc_mcontext.gregs[REG_RIP];
-    if (pc[0] == 0x0f && pc[1] == 0x05) return 1;
-    if (((uintptr_t)pc & 4095) >= 2 && pc[-2] == 0x0f && pc[-1] == 0x05 &&
-        uc->uc_mcontext.gregs[REG_RAX] == -EINTR)
-        return 1;
-#else
-    (void)ucv;
-#endif
-    return 0;
+     * onto its system call instruction; one it ended with EINTR leaves the PC after
+     * it. Either way the thread was asleep in the call. One that ended on its own was
+     * running (its CPU time in the kernel, or the wake-up). */
+    return arch_at_syscall((const ucontext_t *)ucv, EINTR);
 }
 
 /* One wrapped call: the counts and errno at its start. */

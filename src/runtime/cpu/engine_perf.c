@@ -48,6 +48,7 @@
  * the new thread inherits the per-CPU events); everything else, drains included, on
  * the engine thread. Signal handlers: nothing here runs in one. Inside malloc:
  * nothing. */
+#include "runtime/arch/arch.h"
 #include "runtime/cpu/engine.h"
 #include "runtime/lifecycle.h"
 #include "runtime/rtthread.h"
@@ -105,14 +106,8 @@
     (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |         \
      PERF_SAMPLE_STACK_USER)
 #define STACK_COPY 16384
-#if defined(__x86_64__)
-#include <asm/perf_regs.h>
-/* In the sample they come in bit order: rbp, rsp, rip. */
-#define REGS_MASK                                                                                  \
-    ((1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP))
-#else
-#define REGS_MASK 0ull
-#endif
+/* The frame pointer, stack pointer, pc (and link register) of arch.h. */
+#define REGS_MASK ARCH_PERF_REGS_MASK
 #define RING_PAGES_MAX_CFI 512
 
 /* ================================================================ per thread ==== */
@@ -463,12 +458,14 @@ static uint16_t sample_frames(const struct reg_slot *s, const struct perf_rec *r
         *stop = UNWIND_CUT_RANGE;
         return 0;
     }
-    uint64_t bp = r->regs[0], sp = r->regs[1], ip = r->regs[2];
+    struct arch_regs ar;
+    arch_perf_regs(r->regs, &ar);
+    uint64_t sp = ar.sp;
     uint64_t top = sp + r->stack_size;
     /* The walk stops at the thread's registered top, as the signal engine's does. */
     uint64_t hi = s->stack_hi > sp && s->stack_hi < top ? s->stack_hi : top;
     struct uw_stack m = {sp, hi, (intptr_t)r->stack - (intptr_t)sp};
-    struct uw_regs regs = {ip, sp, bp, 1};
+    struct uw_regs regs = {.pc = ar.pc, .sp = sp, .fp = ar.fp, .interrupted = 1, .lr = ar.lr};
     enum unwind_stop st;
     size_t n = uw_walk(uw_mode_current(), regs, &m, out, UNWIND_MAX_DEPTH, &st);
     pe.copies++;
@@ -763,6 +760,20 @@ static int perf_check(const char **why)
         return -e;
     }
     close(fd);
+    /* The kernel checks the user registers asked for against its own architecture's
+     * numbering. One that rejects this architecture's is another architecture's: the
+     * program runs in an emulator (qemu-user), and the kernel would sample the
+     * emulator's thread, not the program's code. */
+    a.sample_type |= PERF_SAMPLE_REGS_USER;
+    a.sample_regs_user = REGS_MASK;
+    fd = perf_open(&a, 0, -1);
+    if (fd < 0 && errno == EINVAL) {
+        *why = "perf_event_open rejects the registers of " ARCH_NAME
+               ": the kernel is another architecture's (an emulator such as qemu-user), "
+               "whose samples would be of the emulator, not of this program";
+        return -ENOTSUP;
+    }
+    if (fd >= 0) close(fd);
     return 0;
 }
 

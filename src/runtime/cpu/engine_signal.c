@@ -8,6 +8,7 @@
  * Signal handlers: sig_handler() and what it calls — registry_self(), uw_walk(),
  * blocking_interrupted(), clock_gettime, atomics. No lock, no allocation, errno preserved.
  * Inside malloc: nothing. */
+#include "runtime/arch/arch.h"
 #include "runtime/cpu/blocking.h"
 #include "runtime/lifecycle.h"
 #include "runtime/rtthread.h"
@@ -102,18 +103,6 @@ static uint64_t sig_threads_cpu;    /* CPU ns of the registrations, from start t
 
 /* ============================ the handler ============================ */
 
-static void sig_regs(const ucontext_t *uc, uint64_t *pc, uint64_t *fp, uint64_t *sp)
-{
-#if defined(__x86_64__)
-    *pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-    *fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
-    *sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
-#else /* untested platforms: the PC alone is not known here either; record nothing */
-    (void)uc;
-    *pc = *fp = *sp = 0;
-#endif
-}
-
 static void sig_handler(int sig, siginfo_t *si, void *ucv)
 {
     if (!sigown_is_ours(si)) { /* the program's own: what it set for it */
@@ -131,15 +120,16 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
             atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
         } else {
             struct sig_entry *e = &r->e[h % SIG_RING];
-            uint64_t pc, fp, sp;
-            sig_regs((const ucontext_t *)ucv, &pc, &fp, &sp);
+            struct arch_regs ar;
+            arch_uc_regs((const ucontext_t *)ucv, &ar);
             enum unwind_stop stop = UNWIND_CUT_RANGE;
             /* The live stack, from the interrupted sp to the registered top. */
-            struct uw_stack m = {sp > s->stack_lo ? sp : s->stack_lo, s->stack_hi, 0};
-            struct uw_regs regs = {pc, sp, fp, 1};
-            e->n = pc ? (uint16_t)uw_walk(uw_mode_current(), regs, &m, e->frames,
-                                          UNWIND_MAX_DEPTH, &stop)
-                      : 0;
+            struct uw_stack m = {ar.sp > s->stack_lo ? ar.sp : s->stack_lo, s->stack_hi, 0};
+            struct uw_regs regs = {.pc = ar.pc, .sp = ar.sp, .fp = ar.fp, .interrupted = 1,
+                                   .lr = ar.lr};
+            e->n = ar.pc ? (uint16_t)uw_walk(uw_mode_current(), regs, &m, e->frames,
+                                             UNWIND_MAX_DEPTH, &stop)
+                         : 0;
             e->stop = (uint8_t)stop;
             e->t_ns = rt_clock_ns(CLOCK_MONOTONIC);
             e->cpu_ns = r->sig_cpu;
@@ -387,13 +377,8 @@ static void *sig_main(void *arg)
 
 static int sig_check(const char **why)
 {
-#if defined(__x86_64__)
     *why = NULL;
     return 0;
-#else
-    *why = "the signal engine's stack walk is only implemented for x86_64";
-    return -ENOTSUP;
-#endif
 }
 
 /* The rings of every slot ever used back to empty; the others are still as mapped

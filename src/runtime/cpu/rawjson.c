@@ -2,6 +2,7 @@
  *
  * Signal handlers: nothing. Inside malloc: nothing. */
 #include "runtime/cpu/rawjson.h"
+#include "runtime/arch/arch.h"
 #include "runtime/images.h"
 #include "runtime/maps.h"
 #include "runtime/cpu/registry.h"
@@ -420,13 +421,7 @@ static void rj_document(struct rj *w, const struct rawjson_meta *m)
         rj_s(w, "]");
     }
     rj_s(w, ",\"platform\":");
-#if defined(__x86_64__)
-    rj_str(w, "linux-x86_64");
-#elif defined(__aarch64__)
-    rj_str(w, "linux-aarch64");
-#else
-    rj_str(w, "linux-unknown");
-#endif
+    rj_str(w, "linux-" ARCH_NAME);
     rj_s(w, ",\n\"start_unix_ns\":"), rj_u(w, m->start_unix_ns);
     rj_s(w, ",\"end_unix_ns\":"), rj_u(w, m->end_unix_ns);
     char perf_map[64];

@@ -6,6 +6,7 @@
  * Signal handlers: nothing. Inside malloc: nothing. Engine thread only: the copy
  * buffer is shared between calls. */
 #include "runtime/cpu/waitstack.h"
+#include "runtime/arch/arch.h"
 #include "runtime/images.h"
 #include "runtime/rtmem.h"
 #include "runtime/cpu/sink.h"
@@ -28,23 +29,13 @@
 static uint8_t *ws_buf; /* WS_COPY_MAX, mapped on first use */
 
 /* A return address: inside some image's text, right after a call instruction
- * (x86_64: call rel32, or call through a register or memory, FF /2, 2 to 7 bytes).
- * Code pointers that are not return addresses (function starts, tables) mostly fail
- * the second test. */
+ * (arch_follows_call: code pointers that are not return addresses, function starts
+ * and tables, mostly fail that second test). */
 static int ws_is_text(uint64_t a)
 {
     const struct image *im = images_find_text(a);
     if (!im) return 0;
-#if defined(__x86_64__)
-    if (a - im->text < 7) return 0;
-    const uint8_t *b = (const uint8_t *)(uintptr_t)a;
-    if (b[-5] == 0xe8) return 1;
-    for (int k = 2; k <= 7; k++)
-        if (b[-k] == 0xff && ((b[-k + 1] >> 3) & 7) == 2) return 1;
-    return 0;
-#else
-    return 1;
-#endif
+    return arch_follows_call(a, im->text);
 }
 
 static uint64_t ws_word(const uint8_t *copy, size_t len, uint64_t sp, uint64_t a, int *ok)
@@ -164,7 +155,7 @@ int waitstack_sample(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns)
          * CFA is rbp-based cannot be stepped until a callee's save restored it. */
         uint64_t hi = sp + len < s->stack_hi ? sp + len : s->stack_hi;
         struct uw_stack m = {sp, hi, (intptr_t)ws_buf - (intptr_t)sp};
-        struct uw_regs regs = {pc, sp, 0, 1};
+        struct uw_regs regs = {.pc = pc, .sp = sp, .interrupted = 1};
         enum unwind_stop st;
         n = uw_walk(mode, regs, &m, frames, UNWIND_MAX_DEPTH, &st);
         stop = st;

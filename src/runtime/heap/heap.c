@@ -11,6 +11,7 @@
  *
  * Until dlsym answers (it may allocate itself) allocations are served from the
  * runtime's region, so `free` recognises them like sampled blocks. */
+#include "runtime/arch/arch.h"
 #include "runtime/heap/heap.h"
 #include "runtime/interpose.h"
 
@@ -235,13 +236,13 @@ static void *heap_handler_alloc(size_t n, size_t align)
 /* The fast path: 1 when this allocation of n bytes must look at the slow path, i.e.
  * the countdown was at most n, compared unsigned: a request of 2^63 bytes or more,
  * beyond any allocator's limit, reaches the slow path too, which keeps `left` in
- * [0, 2^63). On x86_64 that is one subtraction in place whose own flags decide:
- * sub %n, %fs:left; jbe. */
+ * [0, 2^63). Where the architecture has it (x86_64), that is one subtraction in
+ * place whose own flags decide (arch.h). */
 static inline int heap_count(size_t n)
 {
     int slow;
-#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
-    __asm__("subq %2, %0" : "+m"(heap_tls.left), "=@ccbe"(slow) : "r"(n));
+#if defined(ARCH_SUB_BELOW_OR_EQ)
+    ARCH_SUB_BELOW_OR_EQ(heap_tls.left, n, slow);
 #else
     uint64_t left = (uint64_t)__atomic_load_n(&heap_tls.left, __ATOMIC_RELAXED);
     __atomic_store_n(&heap_tls.left, (int64_t)(left - n), __ATOMIC_RELAXED);
@@ -255,7 +256,7 @@ static uint64_t heap_random(struct heap_tls *t)
 {
     if (!t->rng) {
         uint64_t s = (uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull;
-        s ^= (uint64_t)__builtin_ia32_rdtsc();
+        s ^= arch_cycles();
         t->rng = s ? s : 1;
     }
     uint64_t x = t->rng;

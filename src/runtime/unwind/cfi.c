@@ -1,14 +1,15 @@
 /* cfi.c — .eh_frame_hdr, CIE, FDE and DW_CFA decoding into table rows (cfi.h).
  *
  * Signal handlers: nothing. Inside malloc: everything (no allocation, no lock).
- * x86-64 register numbers (DWARF): rbp 6, rsp 7, return address 16. */
+ * The DWARF numbers of the stack and frame pointers are the architecture's (arch.h);
+ * the return address's column is the CIE's. */
 #include "runtime/unwind/cfi.h"
+#include "runtime/arch/arch.h"
 
 #include <string.h>
 
-#define REG_RBP 6
-#define REG_RSP 7
-#define REG_RA 16
+#define DW_FP ARCH_DW_FP
+#define DW_SP ARCH_DW_SP
 #define STATE_STACK 16 /* DW_CFA_remember_state depth kept */
 
 /* ============================ bounded reads ============================ */
@@ -222,17 +223,17 @@ static int expr_classify(const struct cfi_mem *m, uint64_t at, uint64_t len, int
     c.end = at + len;
     uint8_t op = (uint8_t)rd(&c, 1);
     *breg_only = 0;
-    if (op == 0x70 + REG_RSP || op == 0x70 + REG_RBP) {
+    if (op == 0x70 + DW_SP || op == 0x70 + DW_FP) {
         int64_t n = sleb(&c);
         if (c.bad) return C_EXPR;
         *off = n;
         if (c.p == c.end) {
-            *breg_only = op == 0x70 + REG_RSP ? 1 : 2;
+            *breg_only = op == 0x70 + DW_SP ? 1 : 2;
             return C_EXPR;
         }
         uint8_t op2 = (uint8_t)rd(&c, 1);
-        if (op2 == 0x06 && c.p == c.end) return op == 0x70 + REG_RSP ? C_DEREF_SP : C_DEREF_FP;
-        if (op == 0x70 + REG_RSP && op2 == 0x80) { /* breg16 (rip) */
+        if (op2 == 0x06 && c.p == c.end) return op == 0x70 + DW_SP ? C_DEREF_SP : C_DEREF_FP;
+        if (op == 0x70 + DW_SP && op2 == 0x80) { /* breg16 (rip) */
             static const uint8_t tail[] = {0x00, 0x3f, 0x1a};
             for (unsigned i = 0; i < sizeof(tail); i++)
                 if ((uint8_t)rd(&c, 1) != tail[i]) return C_EXPR;
@@ -252,8 +253,8 @@ static int expr_classify(const struct cfi_mem *m, uint64_t at, uint64_t len, int
 static struct reg_rule *reg_of(struct state *s, uint64_t reg, uint64_t ra_reg)
 {
     if (reg == ra_reg) return &s->ra;
-    if (reg == REG_RBP) return &s->fp;
-    if (reg == REG_RSP) return &s->sp;
+    if (reg == DW_FP) return &s->fp;
+    if (reg == DW_SP) return &s->sp;
     return NULL;
 }
 
@@ -293,15 +294,25 @@ static struct cfi_row row_of(const struct state *s, uint32_t loc, int signal, in
         r.kind = CFI_END;
         return r;
     }
-    if (s->ra.rule != R_OFFSET || s->ra.off != -8 || !fp_ok) {
+    /* The return address: pushed at CFA - 8 (x86-64), or saved anywhere in the
+     * frame, or still in the link register (aarch64). */
+    int64_t ra_slot = -1;
+    if (s->ra.rule == R_SAME && ARCH_RA_IN_LR)
+        ra_slot = CFI_RA_LR;
+    else if (s->ra.rule == R_OFFSET && (s->ra.off == -8 || (ARCH_RA_IN_LR && s->ra.off < 0 &&
+                                                            !(s->ra.off & 7) &&
+                                                            -s->ra.off / 8 - 1 < CFI_RA_LR)))
+        ra_slot = -s->ra.off / 8 - 1;
+    if (ra_slot < 0 || !fp_ok) {
         r.kind = CFI_UNSUPPORTED;
         return r;
     }
+    r.fp_rule = (uint8_t)(r.fp_rule | ra_slot << 2);
     switch (s->cfa_rule) {
     case C_REG:
-        if (s->cfa_reg == REG_RSP)
+        if (s->cfa_reg == DW_SP)
             r.kind = CFI_CFA_SP;
-        else if (s->cfa_reg == REG_RBP)
+        else if (s->cfa_reg == DW_FP)
             r.kind = CFI_CFA_FP;
         else {
             r.kind = CFI_UNSUPPORTED;
@@ -382,6 +393,8 @@ static int run(const struct cfi_mem *m, const struct cie *ci, uint64_t lo, uint6
             if ((rr = reg_of(s, low, ci->ra_reg)))
                 *rr = *reg_of((struct state *)init, low, ci->ra_reg);
             continue;
+        } else if (ARCH_NEGATE_RA_STATE && op == 0x2d) {
+            continue; /* DW_CFA_AARCH64_negate_ra_state: arch.h */
         } else {
             switch (op) {
             case 0x00: continue; /* nop */
@@ -547,7 +560,7 @@ static int fde_decode(const struct cfi_mem *m, uint64_t at, uint64_t slide, stru
     }
     if (c.bad || pc < slide || pc + range < pc || pc + range - slide > UINT32_MAX) return -1;
     if (range == 0) return 0;
-    struct state init = {.cfa_rule = C_REG, .cfa_reg = REG_RSP, .cfa_off = 8};
+    struct state init = {.cfa_rule = C_REG, .cfa_reg = DW_SP, .cfa_off = ARCH_CFA_INIT_OFF};
     if (run(m, &ci, ci.insn_lo, ci.insn_hi, &init, &init, pc, pc, slide, NULL, st) != 0) return -1;
     struct state s = init;
     /* Counting pass: every advance may make a row, plus the tail and the end. */

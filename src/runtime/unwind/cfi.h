@@ -15,8 +15,9 @@
 #include <stdint.h>
 
 /* One row of a table: from `loc` (an address minus the image's slide) to the next
- * row's, how to find the caller. 12 bytes. Kinds:
- *   CFA_SP, CFA_FP   CFA = rsp or rbp + cfa_off; return address at CFA - 8; rbp per fp_rule
+ * row's, how to find the caller. 12 bytes. Kinds (x86-64's registers named; on
+ * aarch64 sp, x29 and x30, arch.h):
+ *   CFA_SP, CFA_FP   CFA = sp or fp + cfa_off; the return address and fp per fp_rule
  *   CFA_DEREF_FP     CFA = [rbp + cfa_off] (a function that realigns its stack)
  *   PLT              CFA = rsp + cfa_off, + 8 more once (pc & 15) >= fp_off (a PLT stub)
  *   SIGNAL           a signal frame: the interrupted rsp, rbp, rip are saved at
@@ -35,8 +36,17 @@ enum cfi_kind {
     CFI_UNSUPPORTED,
 };
 
-/* Where the caller's rbp is: unchanged, saved at CFA + fp_off, or saved at rbp + fp_off. */
+/* Where the caller's frame pointer is: unchanged, saved at CFA + fp_off, or saved at
+ * fp + fp_off (bits 0-1 of fp_rule, but in SIGNAL rows). */
 enum cfi_fp_rule { CFI_FP_SAME = 0, CFI_FP_AT_CFA, CFI_FP_AT_FP };
+
+/* Where the return address is (bits 2-7 of fp_rule, but in SIGNAL rows): slot k in
+ * 0..62 is at CFA - 8 (k + 1) (x86-64: always 0, pushed by the call just below the
+ * CFA; aarch64: the x30 of a frame record or a lone save), CFI_RA_LR still in the
+ * link register (aarch64: a leaf, or before the prologue saved it). */
+#define CFI_RA_LR 63
+#define CFI_FP_RULE(r) ((r)->fp_rule & 3)
+#define CFI_RA_SLOT(r) ((r)->fp_rule >> 2)
 
 struct cfi_row {
     uint32_t loc;    /* address - slide */

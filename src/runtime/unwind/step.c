@@ -5,6 +5,7 @@
  * nothing else. Inside malloc: the same. uw_mode_parse() and uw_mode_name() run
  * anywhere. */
 #include "runtime/unwind/step.h"
+#include "runtime/arch/arch.h"
 #include "runtime/unwind/table.h"
 
 #include <string.h>
@@ -62,26 +63,31 @@ static int step_fp(const struct uw_stack *m, struct uw_regs *r, enum unwind_stop
         *stop = UNWIND_END_ZERO;
         return STEP_STOP;
     }
-    r->pc = ret;
+    r->pc = arch_strip_ra(ret);
     r->sp = fp + 16;
     r->fp = next;
     r->interrupted = 0;
+    r->lr = 0;
     return STEP_OK;
 }
 
 /* An interrupted pc that no FDE covers (.init's _init, whose first instruction a
- * fresh mapping's page fault often catches): if the word at sp is a return address
- * into code CFI covers, the pc is at a function's entry or in a frameless stub, and
- * the caller is that word. Only the tables are read, never the code. */
+ * fresh mapping's page fault often catches): if the word at sp (or, where calls
+ * leave it there, the link register) is a return address into code CFI covers, the
+ * pc is at a function's entry or in a frameless stub, and the caller is that word.
+ * Only the tables are read, never the code. */
 static int step_entry(const struct uw_stack *m, struct uw_regs *r)
 {
-    uint64_t ra;
-    if (!ld(m, r->sp, &ra) || ra == 0) return 0;
+    uint64_t ra = r->lr;
+    if (!ARCH_RA_IN_LR && !ld(m, r->sp, &ra)) return 0;
+    ra = arch_strip_ra(ra);
+    if (ra == 0) return 0;
     const struct uw_image *im = uw_table_find(ra - 1);
     if (!im || !uw_image_row(im, ra - 1)) return 0;
     r->pc = ra;
-    r->sp += 8;
+    if (!ARCH_RA_IN_LR) r->sp += 8;
     r->interrupted = 0;
+    r->lr = 0;
     return 1;
 }
 
@@ -114,17 +120,25 @@ static int step_row(const struct uw_stack *m, const struct cfi_row *row, struct 
             *stop = UNWIND_END_ZERO;
             return STEP_STOP;
         }
-        r->pc = pc2;
+        r->pc = arch_strip_ra(pc2);
         r->sp = sp2;
         r->fp = fp2;
         r->interrupted = 1;
+        r->lr = 0;
         return STEP_OK;
     }
     case CFI_END: *stop = UNWIND_END_CFI; return STEP_STOP;
     default: *stop = UNWIND_CUT_RULE; return STEP_STOP;
     }
-    /* The return address sits just below the CFA, so the CFA is above sp. */
-    if (cfa < r->sp + 8) {
+    /* The return address sits below the CFA, so the CFA is above sp; or it is in
+     * the link register, known only where the thread was stopped. */
+    unsigned ra_slot = CFI_RA_SLOT(row);
+    uint64_t ra_below = ra_slot == CFI_RA_LR ? 0 : 8u * (ra_slot + 1);
+    if (ra_slot == CFI_RA_LR && (!r->interrupted || !r->lr)) {
+        *stop = UNWIND_CUT_RULE;
+        return STEP_STOP;
+    }
+    if (cfa < r->sp + ra_below) {
         *stop = UNWIND_CUT_ORDER;
         return STEP_STOP;
     }
@@ -132,18 +146,21 @@ static int step_row(const struct uw_stack *m, const struct cfi_row *row, struct 
         *stop = UNWIND_CUT_FRAME;
         return STEP_STOP;
     }
-    if (!ld(m, cfa - 8, &ra)) {
-        *stop = cfa - 8 >= m->hi ? UNWIND_END_TOP : UNWIND_CUT_RANGE;
+    if (ra_slot == CFI_RA_LR) {
+        ra = r->lr;
+    } else if (!ld(m, cfa - ra_below, &ra)) {
+        *stop = cfa - ra_below >= m->hi ? UNWIND_END_TOP : UNWIND_CUT_RANGE;
         return STEP_STOP;
     }
+    ra = arch_strip_ra(ra);
     /* A slot below sp was popped already (an epilogue whose rule was not reset):
      * the register holds the caller's value again. */
-    if (row->fp_rule == CFI_FP_AT_CFA && cfa + (uint64_t)(int64_t)row->fp_off >= r->sp) {
+    if (CFI_FP_RULE(row) == CFI_FP_AT_CFA && cfa + (uint64_t)(int64_t)row->fp_off >= r->sp) {
         if (!ld(m, cfa + (uint64_t)(int64_t)row->fp_off, &fp)) {
             *stop = UNWIND_CUT_RANGE;
             return STEP_STOP;
         }
-    } else if (row->fp_rule == CFI_FP_AT_FP) {
+    } else if (CFI_FP_RULE(row) == CFI_FP_AT_FP) {
         if (!ld(m, r->fp + (uint64_t)(int64_t)row->fp_off, &fp)) {
             *stop = UNWIND_CUT_RANGE;
             return STEP_STOP;
@@ -157,7 +174,22 @@ static int step_row(const struct uw_stack *m, const struct cfi_row *row, struct 
     r->sp = cfa;
     r->fp = fp;
     r->interrupted = 0;
+    r->lr = 0;
     return STEP_OK;
+}
+
+/* The leaf's return address, in the link register: second, unless the first frame
+ * record holds it too (the function saved it already: not a leaf, or past its
+ * prologue). Known limit: between a call's return and the function's next call, lr
+ * points into the function itself, which then appears once as its own caller. */
+static size_t uw_leaf_lr(uint64_t *out, size_t n, size_t max, uint64_t lr, enum unwind_stop *stop)
+{
+    if (lr == 0 || max < 2 || (n >= 2 && out[1] == lr)) return n;
+    size_t keep = n - 1 < max - 2 ? n - 1 : max - 2;
+    memmove(&out[2], &out[1], keep * sizeof *out);
+    out[1] = lr;
+    if (n == max) *stop = UNWIND_CUT_DEPTH;
+    return keep + 2;
 }
 
 size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *out, size_t max,
@@ -169,7 +201,8 @@ size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *o
     }
     if (mode == UW_MODE_FP) {
         uint64_t lo = r.sp > m->lo ? r.sp : m->lo;
-        return unwind_fp(r.pc, r.fp, lo, m->hi, m->bias, out, max, stop);
+        size_t n = unwind_fp(r.pc, r.fp, lo, m->hi, m->bias, out, max, stop);
+        return r.interrupted && r.lr ? uw_leaf_lr(out, n, max, arch_strip_ra(r.lr), stop) : n;
     }
     size_t n = 0;
     out[n++] = r.pc;

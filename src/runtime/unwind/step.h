@@ -40,12 +40,16 @@ struct uw_stack {
 struct uw_regs {
     uint64_t pc, sp, fp;
     int interrupted; /* pc is where the thread was stopped, not a return address */
+    uint64_t lr;     /* the link register where the thread was stopped (aarch64), or 0 */
 };
 
 /* Walks from r: out[0] = r.pc, then one address per caller. A caller interrupted by a
  * signal (its pc restored from a signal frame) is written as its pc + 1, so that a
  * reader's return-address adjustment (-1) lands on the interrupted instruction
- * itself. At most `max` frames; *stop says why the walk ended. */
+ * itself. Every return address is stripped of its signature (arch_strip_ra). In FP
+ * mode an interrupted frame's link register (aarch64: the leaf's return address,
+ * which no frame record holds yet) comes second, unless the first frame record
+ * gives the same address. At most `max` frames; *stop says why the walk ended. */
 size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *out, size_t max,
                enum unwind_stop *stop);
 #endif

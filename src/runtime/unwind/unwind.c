@@ -4,6 +4,7 @@
  * and calls nothing but unwind_is_root_text(), and that. Inside malloc: everything
  * (nothing here allocates). */
 #include "runtime/unwind/unwind.h"
+#include "runtime/arch/arch.h"
 
 /* The linker's bounds of the root functions' section; weak, so that a program
  * without any (a test of the walker alone) links with an empty range. */
@@ -54,7 +55,7 @@ size_t unwind_fp(uint64_t pc, uint64_t fp, uint64_t lo, uint64_t hi, intptr_t bi
             break;
         }
         const uint64_t *rec = (const uint64_t *)(uintptr_t)(fp + (uint64_t)bias);
-        uint64_t ret = rec[1], next = rec[0];
+        uint64_t ret = arch_strip_ra(rec[1]), next = rec[0];
         if (ret == 0) {
             *stop = UNWIND_END_ZERO;
             break;
