@@ -7,6 +7,8 @@
 #   make install    PREFIX=/usr/local DESTDIR= ; bin/, lib/, include/, lib/pkgconfig/
 #   make stub-windows   the inactive libkestrel for Windows (mingw-w64): build/windows/
 #   make stub-wasm      the inactive libkestrel for Wasm (clang, wasm32-wasi): build/wasm/
+#   make runtime-aarch64  libkestrel for aarch64 Linux (gcc-aarch64-linux-gnu): build/aarch64/
+#   make test-aarch64   that runtime's tests, run under qemu-aarch64 (tests/arch)
 #
 # build/ mirrors the installed layout (bin/, lib/), so the CLI finds the runtime at
 # <its dir>/../lib/libkestrel.so in both places.
@@ -72,10 +74,22 @@ STUB_SRC    := src/platform/stub/stub.c
 STUB_CFLAGS := -std=gnu11 $(WARN) $(OPT) -Iinclude
 STUB_WINDOWS := $(BUILD)/windows/lib/libkestrel.a $(BUILD)/windows/bin/libkestrel.dll
 STUB_WASM    := $(BUILD)/wasm/lib/libkestrel.a
+# The runtime for aarch64 Linux, cross-compiled, its tests run under qemu-user.
+A64_CC      ?= aarch64-linux-gnu-gcc
+A64_AR      ?= aarch64-linux-gnu-ar
+A64_QEMU    ?= qemu-aarch64
+A64_SYSROOT ?= /usr/aarch64-linux-gnu
+A64          := $(BUILD)/aarch64
+A64_RUNTIME_OBJS := $(RUNTIME_SRCS:src/%.c=$(A64)/rt/%.o)
+A64_LIBKESTREL_SO := $(A64)/lib/libkestrel.so
+A64_LIBKESTREL_A  := $(A64)/lib/libkestrel.a
 
 TESTS      :=
 TEST_DEPS  :=
 BENCHES    :=
+# The aarch64 tests (tests/arch/rules.mk), run by `make test-aarch64`.
+A64_TESTS  :=
+A64_TEST_DEPS :=
 # Generated objects of the analysis library: the viewer page (web/rules.mk).
 ANALYSIS_EXTRA_OBJS := $(BUILD)/web/viewer_page.o
 EXAMPLES   :=
@@ -149,6 +163,24 @@ $(BUILD)/wasm/obj/stub.o: $(STUB_SRC) include/kestrel.h
 $(BUILD)/wasm/lib/libkestrel.a: $(BUILD)/wasm/obj/stub.o
 	@mkdir -p $(@D)
 	rm -f $@ && $(WASM_AR) rcs $@ $^
+
+# --- the runtime for aarch64 Linux (src/runtime/arch/aarch64.h) ---------------------
+# The same sources and flags, another compiler; tests/arch runs its tests under
+# qemu-aarch64 with Debian's arm64 libc (A64_SYSROOT).
+.PHONY: runtime-aarch64 test-aarch64
+runtime-aarch64: $(A64_LIBKESTREL_SO) $(A64_LIBKESTREL_A)
+test-aarch64: all $(A64_TEST_DEPS)
+	@tests/run.sh $(A64_TESTS)
+
+$(A64)/rt/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(A64_CC) $(RUNTIME_CFLAGS) -c $< -o $@
+$(A64_LIBKESTREL_SO): $(A64_RUNTIME_OBJS)
+	@mkdir -p $(@D)
+	$(A64_CC) -shared -Wl,-soname,libkestrel.so -Wl,-z,nodelete -Wl,-z,now -o $@ $^ $(RUNTIME_LIBS)
+$(A64_LIBKESTREL_A): $(A64_RUNTIME_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && $(A64_AR) rcs $@ $^
 
 # --- analysis and CLI --------------------------------------------------------------
 $(BUILD)/an/%.o: src/%.c

@@ -43,6 +43,21 @@ static const struct lifecycle_client client = {
 static const struct lifecycle_client client_in_handler = {
     .name = "test", .flush = mark, .after_fork_child = forked, .flush_in_handler = 1};
 
+/* Runs this program again with (dir, mode). Under an emulator (tests/arch: qemu-user
+ * without binfmt_misc, KESTREL_TEST_QEMU and KESTREL_TEST_SYSROOT set) the kernel
+ * cannot run it itself: the emulator runs it. */
+static void self_exec(const char *d, const char *mode)
+{
+    const char *qemu = getenv("KESTREL_TEST_QEMU"), *root = getenv("KESTREL_TEST_SYSROOT");
+    char self[1024];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (qemu && root && n > 0) {
+        self[n] = 0;
+        execl(qemu, qemu, "-L", root, self, d, mode, (char *)NULL);
+    }
+    execl("/proc/self/exe", "x", d, mode, (char *)NULL);
+}
+
 /* Threads of this process, from /proc/self/task. */
 static int threads(void)
 {
@@ -69,8 +84,9 @@ static void on_term(int sig)
  * releases. */
 static int child_in_handler(const char *mode)
 {
+    int before = threads(); /* 1, or the emulator's own threads too (qemu-user's) */
     lifecycle_register(&client_in_handler);
-    if (threads() != 1) return 96; /* no thread of the runtime's */
+    if (threads() != before) return 96; /* no thread of the runtime's */
     if (!strcmp(mode, "term1")) kill(getpid(), SIGTERM);
     if (!strcmp(mode, "int1")) raise(SIGINT);
     if (!strcmp(mode, "hup1")) raise(SIGHUP);
@@ -108,7 +124,7 @@ static int child_main(const char *mode)
     lifecycle_register(&client);
     if (!strcmp(mode, "exit")) return 3;
     if (!strcmp(mode, "exec")) {
-        execl("/proc/self/exe", "x", dir, "exit", (char *)NULL);
+        self_exec(dir, "exit");
         return 99;
     }
     if (!strcmp(mode, "term")) kill(getpid(), SIGTERM);
@@ -152,7 +168,7 @@ static int run(const char *mode, pid_t *pid)
     if (c == 0) {
         struct rlimit none = {0, 0};
         setrlimit(RLIMIT_CORE, &none); /* the faults leave no core file */
-        execl("/proc/self/exe", "x", dir, mode, (char *)NULL);
+        self_exec(dir, mode);
         _exit(127);
     }
     int st;
@@ -223,16 +239,22 @@ int main(int argc, char **argv)
     st = run("query", &p);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 5);
 
-    /* fork: the child writes its own file under its own pid. */
-    char out[64] = "";
+    /* fork: the child writes its own file under its own pid. Not under qemu-user
+     * (7.2): the child of a threaded program that starts a thread aborts the emulator
+     * itself ("cpu_exec: assertion failed: (cpu == current_cpu)"), kestrel or not. */
     char cmd[600];
-    snprintf(cmd, sizeof(cmd), "/proc/%d/exe %s fork", getpid(), dir);
-    FILE *f = popen(cmd, "r");
-    int cpid = 0;
-    if (f && fgets(out, sizeof(out), f)) cpid = atoi(out);
-    int pst = f ? pclose(f) : -1;
-    CHECK(pst == 0 && cpid > 0);
-    CHECK(cpid > 0 && exists(F, cpid, 0, "exit"));
+    if (!getenv("KESTREL_TEST_QEMU")) {
+        char out[64] = "";
+        snprintf(cmd, sizeof(cmd), "/proc/%d/exe %s fork", getpid(), dir);
+        FILE *f = popen(cmd, "r");
+        int cpid = 0;
+        if (f && fgets(out, sizeof(out), f)) cpid = atoi(out);
+        int pst = f ? pclose(f) : -1;
+        CHECK(pst == 0 && cpid > 0);
+        CHECK(cpid > 0 && exists(F, cpid, 0, "exit"));
+    } else {
+        fprintf(stderr, "fork: not checked under qemu-user (it aborts a threaded fork child)\n");
+    }
 
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
