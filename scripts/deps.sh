@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kestrel's build and tests need, when they are missing.
 # Idempotent and silent when everything is present. The test packages include the
-# Windows and Wasm stubs' cross toolchains and runners (mingw-w64, wine64, wasi-libc).
+# Windows and Wasm stubs' cross toolchains and runners (mingw-w64, wine64, wasi-libc)
+# and the aarch64 runtime's (gcc-aarch64-linux-gnu, qemu-user).
 # `--bench` adds the peers the benchmarks compare against (perf, gperftools,
 # heaptrack, jemalloc, hyperfine, llvm-symbolizer).
 set -euo pipefail
@@ -39,6 +40,13 @@ STUB_PKGS=(
   libclang-rt-14-dev-wasm32:/usr/lib/llvm-14/lib/clang/14.0.6/lib/wasi/libclang_rt.builtins-wasm32.a
   lld:/usr/bin/wasm-ld llvm:/usr/bin/llvm-ar
 )
+# The runtime for aarch64 Linux and its tests (tests/arch): the cross compiler with
+# Debian's arm64 libc (headers and libraries), qemu-user's qemu-aarch64 to run them.
+A64_PKGS=(
+  gcc-aarch64-linux-gnu:/usr/bin/aarch64-linux-gnu-gcc
+  libc6-dev-arm64-cross:/usr/aarch64-linux-gnu/include/stdio.h
+  libc6-arm64-cross:/usr/aarch64-linux-gnu/lib/libc.so.6 qemu-user:/usr/bin/qemu-aarch64
+)
 BENCH_PKGS=(
   linux-perf:/usr/bin/perf google-perftools:/usr/bin/google-pprof
   libgoogle-perftools-dev:/usr/include/gperftools/profiler.h heaptrack:/usr/bin/heaptrack
@@ -47,7 +55,7 @@ BENCH_PKGS=(
   libunwind-dev:/usr/include/x86_64-linux-gnu/libunwind.h
 )
 
-want=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${CODE_SERVER_PKGS[@]}" "${STUB_PKGS[@]}")
+want=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${CODE_SERVER_PKGS[@]}" "${STUB_PKGS[@]}" "${A64_PKGS[@]}")
 [ "${1:-}" = "--bench" ] && want+=("${BENCH_PKGS[@]}")
 
 missing=()

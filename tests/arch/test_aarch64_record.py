@@ -84,7 +84,7 @@ check(p.returncode == 0, "prog_threads exits 0 under qemu (%s)" % p.stderr[-300:
 r = json.load(open(raw)) if os.path.exists(raw) else {}
 check(r.get("engine") == "signal", "auto chose the %s engine" % r.get("engine"))
 why = r.get("engine_fallback") or ""
-check("perf_event_open" in why, "engine_fallback says why: %r" % why)
+check("perf_event_open" in why and "emulator" in why, "engine_fallback says why: %r" % why)
 check(r.get("platform") == "linux-aarch64", "platform %r" % r.get("platform"))
 me = [im for im in r.get("images", []) if im.get("path", "").endswith("/prog_threads")]
 check(len(me) == 1 and me[0].get("arch") == "aarch64",

@@ -751,7 +751,8 @@ static int perf_check(const char **why)
                    "seccomp filter)";
             break;
         case ENOSYS:
-            *why = "perf_event_open is not available (ENOSYS)";
+            *why = "perf_event_open is not available (ENOSYS: a kernel without perf events, "
+                   "or an emulator such as qemu-user)";
             break;
         default:
             *why = "perf_event_open failed for a task-clock event";
