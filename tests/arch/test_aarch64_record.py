@@ -15,7 +15,10 @@ symbolized here by the x86-64 kestrel:
   each exact, with each walk; memset, a leaf, shows lib_fill under it;
 - a function of the program shows as its own caller in under 1% of samples (the known
   limit: after a call returns, lr points into the function itself);
-- the report gives cmp_ints its hottest line, prog_chain.c's loop in it."""
+- the report gives cmp_ints its hottest line, prog_chain.c's loop in it;
+- the heap profiler's stacks (KESTREL_HEAP) from inside malloc: at least 99% of the
+  bytes allocated through strdup show ..., root, do_work, lib_keep, strdup, with each
+  walk where the build allows it."""
 import glob
 import json
 import os
@@ -67,7 +70,9 @@ def folded(path):
 
 
 def libc(f):
-    return f.startswith("libc.so.6+") or "qsort" in f or "msort" in f or "memset" in f
+    """A frame in libc: named by address (its file here is x86-64's), or by name."""
+    return f.startswith("libc.so.6+") or f.startswith("0x") or "qsort" in f or \
+        "msort" in f or "memset" in f or "strdup" in f
 
 
 # ---- prog_pacsign: the CPU qemu gives signs return addresses ----
@@ -164,6 +169,29 @@ for build, mode in runs:
         check(m is not None and want and m.group(1) == "prog_chain.c:%d" % want[0],
               "report: cmp_ints at %s, its loop is prog_chain.c:%s" %
               (m.group(1) if m else None, want[0] if want else "?"))
+    shutil.rmtree(d)
+
+# ---- the heap profiler: stacks taken inside malloc ----
+for build, mode in [("fp", "fp"), ("fp", "cfi"), ("nofp", "cfi"), ("pac", "fp"), ("pac", "cfi"),
+                    ("pacnofp", "cfi")]:
+    what = "heap %s/%s" % (build, mode)
+    d = tempfile.mkdtemp(prefix="kestrel-a64-")
+    exe = os.path.join(A64, "tests", "unwind", build, "prog_chain")
+    p = qemu([exe, "0.5"], {"LD_PRELOAD": LIB, "KESTREL_HEAP": d + "/",
+                            "KESTREL_HEAP_INTERVAL": "65536", "KESTREL_PROFILE_UNWIND": mode})
+    prof = glob.glob(os.path.join(d, "*.pb.gz"))
+    check(p.returncode == 0 and len(prof) == 1, "%s: prog_chain exits 0 and leaves a heap "
+          "profile (%s)" % (what, p.stderr[-300:]))
+    out = os.path.join(d, "h.folded")
+    k = subprocess.run([KESTREL, "export", "--format", "folded", "--sample-type", "alloc_space",
+                        "-o", out] + prof[:1], capture_output=True, text=True, timeout=120)
+    stacks = folded(out) if k.returncode == 0 else []
+    keep = [(fr, n) for fr, n in stacks if "lib_keep" in fr]
+    n_all = sum(n for _, n in keep)
+    n_ok = sum(n for fr, n in keep if len(fr) >= 5 and libc(fr[-1]) and fr[-2] == "lib_keep" and
+               fr[-3] == "do_work" and fr[-4] in ROOTS)
+    check(n_all > 0 and n_ok >= 0.99 * n_all, "%s: %d of %d bytes allocated through strdup "
+          "show root, do_work, lib_keep, strdup" % (what, n_ok, n_all))
     shutil.rmtree(d)
 
 if failures:

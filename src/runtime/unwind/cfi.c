@@ -299,9 +299,13 @@ static struct cfi_row row_of(const struct state *s, uint32_t loc, int signal, in
     int64_t ra_slot = -1;
     if (s->ra.rule == R_SAME && ARCH_RA_IN_LR)
         ra_slot = CFI_RA_LR;
-    else if (s->ra.rule == R_OFFSET && (s->ra.off == -8 || (ARCH_RA_IN_LR && s->ra.off < 0 &&
-                                                            !(s->ra.off & 7) &&
-                                                            -s->ra.off / 8 - 1 < CFI_RA_LR)))
+    else if (s->ra.rule == R_OFFSET && s->ra.off == -8)
+        ra_slot = 0;
+    else if (ARCH_RA_IN_LR && s->ra.rule == R_OFFSET && r.fp_rule == CFI_FP_AT_CFA &&
+             s->ra.off == s->fp.off + 8)
+        ra_slot = CFI_RA_PAIR;
+    else if (ARCH_RA_IN_LR && s->ra.rule == R_OFFSET && s->ra.off < 0 && !(s->ra.off & 7) &&
+             -s->ra.off / 8 - 1 < CFI_RA_PAIR)
         ra_slot = -s->ra.off / 8 - 1;
     if (ra_slot < 0 || !fp_ok) {
         r.kind = CFI_UNSUPPORTED;

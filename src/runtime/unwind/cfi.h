@@ -41,9 +41,12 @@ enum cfi_kind {
 enum cfi_fp_rule { CFI_FP_SAME = 0, CFI_FP_AT_CFA, CFI_FP_AT_FP };
 
 /* Where the return address is (bits 2-7 of fp_rule, but in SIGNAL rows): slot k in
- * 0..62 is at CFA - 8 (k + 1) (x86-64: always 0, pushed by the call just below the
- * CFA; aarch64: the x30 of a frame record or a lone save), CFI_RA_LR still in the
- * link register (aarch64: a leaf, or before the prologue saved it). */
+ * 0..61 is at CFA - 8 (k + 1) (x86-64: always 0, pushed by the call just below the
+ * CFA; aarch64: a save near the frame's top), CFI_RA_PAIR just above the saved frame
+ * pointer, at CFA + fp_off + 8 (aarch64: the x30 of a frame record {x29, x30},
+ * wherever the frame keeps it), CFI_RA_LR still in the link register (aarch64: a
+ * leaf, or before the prologue saved it). */
+#define CFI_RA_PAIR 62
 #define CFI_RA_LR 63
 #define CFI_FP_RULE(r) ((r)->fp_rule & 3)
 #define CFI_RA_SLOT(r) ((r)->fp_rule >> 2)

@@ -133,12 +133,14 @@ static int step_row(const struct uw_stack *m, const struct cfi_row *row, struct 
     /* The return address sits below the CFA, so the CFA is above sp; or it is in
      * the link register, known only where the thread was stopped. */
     unsigned ra_slot = CFI_RA_SLOT(row);
-    uint64_t ra_below = ra_slot == CFI_RA_LR ? 0 : 8u * (ra_slot + 1);
+    uint64_t ra_at = ra_slot == CFI_RA_PAIR ? cfa + (uint64_t)(int64_t)row->fp_off + 8
+                                            : cfa - 8u * (ra_slot + 1);
     if (ra_slot == CFI_RA_LR && (!r->interrupted || !r->lr)) {
         *stop = UNWIND_CUT_RULE;
         return STEP_STOP;
     }
-    if (cfa < r->sp + ra_below) {
+    if (ra_slot == CFI_RA_LR ? cfa < r->sp
+                             : cfa < r->sp + 8 || ra_at < r->sp || ra_at > cfa - 8) {
         *stop = UNWIND_CUT_ORDER;
         return STEP_STOP;
     }
@@ -148,8 +150,8 @@ static int step_row(const struct uw_stack *m, const struct cfi_row *row, struct 
     }
     if (ra_slot == CFI_RA_LR) {
         ra = r->lr;
-    } else if (!ld(m, cfa - ra_below, &ra)) {
-        *stop = cfa - ra_below >= m->hi ? UNWIND_END_TOP : UNWIND_CUT_RANGE;
+    } else if (!ld(m, ra_at, &ra)) {
+        *stop = ra_at >= m->hi ? UNWIND_END_TOP : UNWIND_CUT_RANGE;
         return STEP_STOP;
     }
     ra = arch_strip_ra(ra);
