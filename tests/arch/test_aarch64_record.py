@@ -16,6 +16,8 @@ symbolized here by the x86-64 kestrel:
 - a function of the program shows as its own caller in under 1% of samples (the known
   limit: after a call returns, lr points into the function itself);
 - the report gives cmp_ints its hottest line, prog_chain.c's loop in it;
+- with KESTREL_SYSROOT naming the arm64 sysroot, libc's own functions are named
+  too (qsort_r under lib_sort);
 - the heap profiler's stacks (KESTREL_HEAP) from inside malloc: at least 99% of the
   bytes allocated through strdup show ..., root, do_work, lib_keep, strdup, with each
   walk where the build allows it."""
@@ -159,6 +161,21 @@ for build, mode in runs:
               if any(a == b and a in OWN for a, b in zip(fr, fr[1:])))
     check(rep < 0.01 * max(total, 1), "%s: %d of %d samples show a function of the program "
           "as its own caller" % (what, rep, total))
+    if mode == "cfi":
+        # With KESTREL_SYSROOT the arm64 libc qemu ran is found under it, and names
+        # qsort_r (exported) under lib_sort; without it that frame has no name.
+        out2 = os.path.join(d, "root.folded")
+        env = dict(os.environ, KESTREL_SYSROOT=SYSROOT)
+        k = subprocess.run([KESTREL, "export", "--format", "folded", "-o", out2, raw], env=env,
+                           capture_output=True, text=True, timeout=120)
+        rs = folded(out2) if k.returncode == 0 else []
+        c_all = sum(n for fr, n in rs if fr[-1] == "cmp_ints")
+        c_ok = sum(n for fr, n in rs if fr[-1] == "cmp_ints" and "lib_sort" in fr and
+                   fr[fr.index("lib_sort") + 1] == "qsort_r")
+        check(c_all >= 20 and c_ok >= 0.99 * c_all, "%s: with KESTREL_SYSROOT, %d of %d "
+              "cmp_ints samples show qsort_r under lib_sort" % (what, c_ok, c_all))
+        check(not any("qsort_r" in f for fr, _ in stacks for f in fr),
+              "%s: without it, no frame is named qsort_r" % what)
     if (build, mode) == ("fp", "fp"):
         k = subprocess.run([KESTREL, "report", "--wide", raw], capture_output=True, text=True,
                            timeout=120)

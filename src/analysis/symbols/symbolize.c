@@ -330,8 +330,20 @@ static void open_image(struct symbolizer *z, size_t i, int quiet)
     }
     const char *file = fd >= 0 ? mem_path : NULL;
     int at_path = fd >= 0 ? 1 : file_describes(im->path, im, why, sizeof why);
+    /* A profile taken under another root (qemu-user's -L, a copied machine): the file
+     * under KESTREL_SYSROOT, when it describes the image and the path does not. */
+    const char *root = getenv("KESTREL_SYSROOT");
+    char rooted[4096];
+    if (at_path != 1 && root && *root && fd < 0 &&
+        (size_t)snprintf(rooted, sizeof rooted, "%s%s", root, im->path) < sizeof rooted) {
+        char why_root[256];
+        if (file_describes(rooted, im, why_root, sizeof why_root) == 1) {
+            file = rooted;
+            at_path = 1;
+        }
+    }
     if (at_path != 1 && !quiet) warn_start(z);
-    if (fd >= 0)
+    if (fd >= 0 || file)
         ;
     else if (at_path == 1)
         file = im->path;
