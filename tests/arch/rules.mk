@@ -17,9 +17,14 @@ A64_CHAINS  := $(foreach v,$(A64_CHAIN_KINDS),$(A64_DIR)/unwind/$(v)/prog_chain 
                    $(A64_DIR)/unwind/$(v)/libchain.so)
 A64_PACSIGN := $(A64_DIR)/arch/prog_pacsign
 A64_LEAF    := $(A64_DIR)/arch/prog_leaf $(A64_DIR)/arch/prog_leaf_pac
-A64_TESTS     += tests/arch/test_aarch64_unit.sh tests/arch/test_aarch64_record.py
+# The runtime's process tests start their helpers through a wrapper each
+# (tests/arch/qemu_wrap.c, static) that runs the aarch64 one under qemu.
+A64_WRAP    := $(A64_DIR)/arch/qemu_wrap
+A64_WRAPS   := $(A64_PROG_C:tests/runtime/%.c=$(A64_DIR)/runtime/qemu/%)
+A64_TESTS     += tests/arch/test_aarch64_unit.sh tests/arch/test_aarch64_record.py \
+                 tests/arch/test_aarch64_process.sh
 A64_TEST_DEPS += $(A64_LIBKESTREL_SO) $(A64_LIBKESTREL_A) $(A64_UNITS) $(A64_PROGS) $(A64_CHAINS) \
-                 $(A64_PACSIGN) $(A64_LEAF)
+                 $(A64_PACSIGN) $(A64_LEAF) $(A64_WRAPS)
 
 a64_have = $(shell command -v $(1) 2>/dev/null)
 ifneq ($(and $(call a64_have,$(A64_CC)),$(call a64_have,$(A64_QEMU)),$(wildcard $(A64_SYSROOT)/lib/libc.so.6)),)
@@ -55,3 +60,10 @@ $(A64_DIR)/arch/prog_leaf: tests/arch/prog_leaf.c
 $(A64_DIR)/arch/prog_leaf_pac: tests/arch/prog_leaf.c
 	@mkdir -p $(@D)
 	$(A64_CC) -std=gnu11 $(WARN) -g -O2 -fno-omit-frame-pointer -mbranch-protection=pac-ret -o $@ $<
+
+$(A64_WRAP): tests/arch/qemu_wrap.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARN) -O2 -static -o $@ $<
+$(A64_DIR)/runtime/qemu/%: $(A64_WRAP) | $(A64_DIR)/runtime/%
+	@mkdir -p $(@D)
+	ln -f $(A64_WRAP) $@

@@ -123,7 +123,7 @@ runs = [("fp", "fp"), ("fp", "cfi"), ("nofp", "cfi"), ("pac", "fp"), ("pac", "cf
 for build, mode in runs:
     what = "%s/%s" % (build, mode)
     exe = os.path.join(A64, "tests", "unwind", build, "prog_chain")
-    d, raw, p = record(exe, ["1.5"], {"KESTREL_PROFILE_UNWIND": mode})
+    d, raw, p = record(exe, ["0", "12"], {"KESTREL_PROFILE_UNWIND": mode})  # fixed work
     check(p.returncode == 0, "%s: prog_chain exits 0 under qemu (%s)" % (what, p.stderr[-300:]))
     out = os.path.join(d, "p.folded")
     k = subprocess.run([KESTREL, "export", "--format", "folded", "-o", out, raw],
@@ -194,7 +194,7 @@ for build, mode in [("fp", "fp"), ("fp", "cfi"), ("nofp", "cfi"), ("pac", "fp"),
     what = "heap %s/%s" % (build, mode)
     d = tempfile.mkdtemp(prefix="kestrel-a64-")
     exe = os.path.join(A64, "tests", "unwind", build, "prog_chain")
-    p = qemu([exe, "0.5"], {"LD_PRELOAD": LIB, "KESTREL_HEAP": d + "/",
+    p = qemu([exe, "0", "4"], {"LD_PRELOAD": LIB, "KESTREL_HEAP": d + "/",
                             "KESTREL_HEAP_INTERVAL": "65536", "KESTREL_PROFILE_UNWIND": mode})
     prof = glob.glob(os.path.join(d, "*.pb.gz"))
     check(p.returncode == 0 and len(prof) == 1, "%s: prog_chain exits 0 and leaves a heap "

@@ -8,8 +8,15 @@ import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(ROOT, "build")
-LIB = os.path.join(BUILD, "lib", "libkestrel.so")
-PROGS = os.path.join(BUILD, "tests", "runtime")
+# KESTREL_TEST_ARCH=aarch64 (tests/arch): the aarch64 runtime and helpers of
+# build/aarch64, each helper started through its qemu-aarch64 wrapper.
+ARCH = os.environ.get("KESTREL_TEST_ARCH") or "x86_64"
+if ARCH == "x86_64":
+    LIB = os.path.join(BUILD, "lib", "libkestrel.so")
+    PROGS = os.path.join(BUILD, "tests", "runtime")
+else:
+    LIB = os.path.join(BUILD, ARCH, "lib", "libkestrel.so")
+    PROGS = os.path.join(BUILD, ARCH, "tests", "runtime", "qemu")
 # The engine under test: the environment's, else the signal engine (auto would pick
 # perf where the kernel allows it; tests/perf/rules.mk runs this suite again with perf).
 ENGINE = os.environ.get("KESTREL_PROFILE_ENGINE") or "signal"
@@ -77,7 +84,7 @@ def validate(d, c, where=""):
                  ("tables", dict), ("past_limits", dict), ("walks_cut_short", int)):
         c.check(isinstance(d.get(k), t), w + "field %s is %s" % (k, t.__name__))
     c.check(d.get("version") == 1, w + "version 1")
-    c.check(d.get("platform") == "linux-x86_64", w + "platform")
+    c.check(d.get("platform") == "linux-" + ARCH, w + "platform")
     c.check(d.get("end_unix_ns", 0) >= d.get("start_unix_ns", 1), w + "end >= start")
     if expected_engine():
         c.check(d.get("engine") == expected_engine(), w + "engine %s" % d.get("engine"))
