@@ -70,7 +70,7 @@ size_t unwind_fp(uint64_t pc, uint64_t fp, uint64_t lo, uint64_t hi, intptr_t bi
              * caller in libc, the frame perf record -g ends on too. */
             if (next > fp && next <= hi - UNWIND_ROOT_RECORD && !(next & 7) && n < max) {
                 const uint64_t *root = (const uint64_t *)(uintptr_t)(next + (uint64_t)bias);
-                if (root[1]) out[n++] = root[1];
+                if (root[1]) out[n++] = arch_strip_ra(root[1]);
             }
             *stop = UNWIND_END_TOP;
             break;
