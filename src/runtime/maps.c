@@ -2,6 +2,7 @@
  *
  * Signal handlers: nothing. Inside malloc: everything (no allocation but one mmap). */
 #include "runtime/maps.h"
+#include "runtime/rtfd.h"
 #include "runtime/images.h"
 #include "runtime/rtmem.h"
 
@@ -70,7 +71,8 @@ static int maps_overlaps_image(const struct maps_entry *e)
 /* Calls line_cb for every line of /proc/self/maps (NUL-terminated, no newline). */
 static int maps_lines(int (*line_cb)(char *line, void *arg), void *arg)
 {
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    struct rtfd once;
+    int fd = rtfd_open_once(&once, "/proc/self/maps");
     if (fd < 0) return -errno;
     char buf[2 * MAPS_LINE_MAX];
     size_t len = 0;
@@ -99,7 +101,7 @@ static int maps_lines(int (*line_cb)(char *line, void *arg), void *arg)
         memmove(buf, line, rest);
         len = rest;
     }
-    close(fd);
+    rtfd_close(&once);
     return rc;
 }
 

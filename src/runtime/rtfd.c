@@ -57,6 +57,26 @@ int rtfd_adopt(struct rtfd *r, int fd, int perf)
     return fd;
 }
 
+int rtfd_open_once(struct rtfd *r, const char *path)
+{
+    r->fd = -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    r->dev = st.st_dev;
+    r->ino = st.st_ino;
+    r->type = st.st_mode & S_IFMT;
+    r->perf_id = 0;
+    r->fd = fd;
+    return fd;
+}
+
 int rtfd_ok(struct rtfd *r)
 {
     if (r->fd < 0) return 0;

@@ -19,7 +19,8 @@
  * inode and carry no id). The check and the use are two system calls: a program thread
  * that closes the number in between is not seen.
  *
- * Signal handlers: nothing here. Inside malloc: nothing. */
+ * Signal handlers and inside malloc: rtfd_open_once() and rtfd_close() of its descriptor
+ * (open, fstat, close, an atomic add: /proc/self/maps is read there); nothing else. */
 #ifndef KESTREL_RTFD_H
 #define KESTREL_RTFD_H
 #include <stdint.h>
@@ -41,6 +42,13 @@ int rtfd_base(void);
  * is) and records its identity. `perf` says it is a perf event. Returns the descriptor
  * now in r->fd, or -errno with `fd` closed and r->fd = -1. */
 int rtfd_adopt(struct rtfd *r, int fd, int perf);
+
+/* Opens `path` read-only for one read (a /proc file) and records its identity at once,
+ * where the number stays (transient: nothing is moved high). Returns the descriptor, or
+ * -1 with errno. Close it with rtfd_close(), which leaves alone a number the program
+ * dup2'd its own file over meanwhile (what remains is the moment between the open and
+ * the fstat after it). */
+int rtfd_open_once(struct rtfd *r, const char *path);
 
 /* 1 when r->fd still refers to the file adopted; 0 for none. A descriptor found closed
  * or replaced is forgotten (r->fd = -1) and counted once. */

@@ -9,6 +9,7 @@
  * blocking_interrupted(), clock_gettime, atomics. No lock, no allocation, errno preserved.
  * Inside malloc: nothing. */
 #include "runtime/arch/arch.h"
+#include "runtime/rtfd.h"
 #include "runtime/cpu/blocking.h"
 #include "runtime/lifecycle.h"
 #include "runtime/rtthread.h"
@@ -216,15 +217,16 @@ static int sig_blocks(int tid, int sig)
 {
     char path[64], buf[4096];
     snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct rtfd once;
+    int fd = rtfd_open_once(&once, path);
     if (fd < 0) return 0;
     ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
+    rtfd_close(&once);
     if (n <= 0 || strncmp(buf, "running", 7) != 0) return 0;
     snprintf(path, sizeof path, "/proc/self/task/%d/status", tid);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) return 0;
+    if ((fd = rtfd_open_once(&once, path)) < 0) return 0;
     n = read(fd, buf, sizeof buf - 1);
-    close(fd);
+    rtfd_close(&once);
     if (n <= 0) return 0;
     buf[n] = 0;
     const char *p = strstr(buf, "\nSigBlk:");

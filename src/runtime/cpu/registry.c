@@ -3,6 +3,7 @@
  * Signal handlers: nothing here (registry_self() is inline in the header).
  * Inside malloc: nothing. */
 #include "runtime/cpu/registry.h"
+#include "runtime/rtfd.h"
 #include "runtime/rtmem.h"
 #include "runtime/rtclock.h"
 
@@ -259,10 +260,11 @@ void registry_read_name(struct reg_thread *t)
     if (!t->tid) return;
     char path[64], buf[REGISTRY_NAME_MAX + 2];
     snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)t->tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct rtfd once;
+    int fd = rtfd_open_once(&once, path);
     if (fd < 0) return;
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
+    rtfd_close(&once);
     if (n <= 0) return;
     buf[n] = 0;
     if (buf[n - 1] == '\n') buf[n - 1] = 0;

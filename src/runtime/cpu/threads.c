@@ -4,6 +4,7 @@
  * thread's start routine live in one mmap'd array (claimed with a compare-and-swap),
  * so creating a thread allocates nothing of ours. */
 #include "runtime/cpu/threads.h"
+#include "runtime/rtfd.h"
 #include "runtime/interpose.h"
 #include "runtime/lifecycle.h"
 #include "runtime/cpu/profile_state.h"
@@ -101,7 +102,8 @@ static uint64_t thr_hex(const char **p)
 int threads_bounds_from_maps(uint64_t *lo, uint64_t *hi)
 {
     uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    struct rtfd once;
+    int fd = rtfd_open_once(&once, "/proc/self/maps");
     if (fd < 0) return -errno;
     char buf[4096 + 256];
     size_t have = 0;
@@ -136,7 +138,7 @@ int threads_bounds_from_maps(uint64_t *lo, uint64_t *hi)
         memmove(buf, line, have);
         if (have >= sizeof(buf) - 1) have = 0; /* a line longer than the buffer: skip it */
     }
-    close(fd);
+    rtfd_close(&once);
     return found ? 0 : -ENOENT;
 }
 

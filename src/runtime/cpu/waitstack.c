@@ -6,6 +6,7 @@
  * Signal handlers: nothing. Inside malloc: nothing. Engine thread only: the copy
  * buffer is shared between calls. */
 #include "runtime/cpu/waitstack.h"
+#include "runtime/rtfd.h"
 #include "runtime/arch/arch.h"
 #include "runtime/images.h"
 #include "runtime/rtmem.h"
@@ -101,10 +102,11 @@ static int ws_read_syscall(pid_t tid, uint64_t key[3])
 {
     char path[64], buf[256];
     snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct rtfd once;
+    int fd = rtfd_open_once(&once, path);
     if (fd < 0) return -errno;
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
+    rtfd_close(&once);
     if (n <= 0) return -EIO;
     buf[n] = 0;
     if (strncmp(buf, "running", 7) == 0) return -EAGAIN;

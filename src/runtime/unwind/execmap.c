@@ -2,6 +2,7 @@
  *
  * Signal handlers: nothing. Inside malloc: everything (no allocation). */
 #include "runtime/unwind/execmap.h"
+#include "runtime/rtfd.h"
 #include "runtime/images.h"
 #include "runtime/rtmem.h"
 
@@ -58,7 +59,8 @@ static int em_read(struct execmap *m)
 {
     m->read_ns = em_now();
     if (!m->r && !(m->r = rtmem_alloc(EM_SIZE))) return -ENOMEM;
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    struct rtfd once;
+    int fd = rtfd_open_once(&once, "/proc/self/maps");
     if (fd < 0) return -errno;
     m->n = 0;
     char *buf = (char *)(m->r + EXECMAP_RANGES);
@@ -78,7 +80,7 @@ static int em_read(struct execmap *m)
         memmove(buf, line, have);
         if (have == size) have = 0; /* a line longer than the buffer: its path */
     }
-    close(fd);
+    rtfd_close(&once);
     return 0;
 }
 
