@@ -80,4 +80,12 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
 /* Runs argv[0..] under the runtime, then writes every export and prints the report.
  * Returns the program's exit status (re-raising the signal that ended it). */
 int record_run(const struct record_options *o, char **argv);
+
+/* record_run in two steps, for a caller with something to undo before kestrel ends as
+ * the program did: record_program runs and reports, sets *status to the program's wait
+ * status (-1 when it did not run: the result is then kestrel's exit status) and returns
+ * 1 when the profile could not be read or written; record_exit(status, failed) then
+ * returns record_run's result, or raises the signal that ended the program. */
+int record_program(const struct record_options *o, char **argv, int *status);
+int record_exit(int status, int failed);
 #endif

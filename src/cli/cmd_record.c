@@ -231,11 +231,16 @@ static int raw_folder(const char *dir)
     return 0;
 }
 
-/* In the child: sets the runtime's environment and execs the program. If the exec
- * fails, its errno goes to the parent through `err` (closed by a successful exec),
- * which says why in one line. */
+/* The signals kestrel takes while the program runs: ^C and ^\ ignored, SIGTERM and
+ * SIGHUP forwarded. */
+static const int passed[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+#define N_PASSED (sizeof passed / sizeof passed[0])
+
+/* In the child: sets the runtime's environment, puts back the signal dispositions and
+ * mask kestrel had (as exec leaves them), and execs the program. If the exec fails, its errno goes to the
+ * parent through `err` (closed by a successful exec), which says why in one line. */
 static void child(const struct record_options *o, char **argv, const char *lib, const char *raw,
-                  const char *heap, int err)
+                  const char *heap, int err, const struct sigaction saved[], const sigset_t *mask)
 {
     const char *old = getenv("LD_PRELOAD");
     char *preload = old && *old ? cat(lib, ":") : NULL;
@@ -248,6 +253,13 @@ static void child(const struct record_options *o, char **argv, const char *lib, 
     if (heap) setenv("KESTREL_HEAP", heap, 1);
     if (o->heap_interval) setenv("KESTREL_HEAP_INTERVAL", o->heap_interval, 1);
     if (o->http) setenv("KESTREL_HTTP", o->http, 1);
+    /* What exec would make of them: a handler becomes the default, an ignored signal
+     * stays ignored; so a signal pending since the fork acts on the program. */
+    for (size_t i = 0; i < N_PASSED; i++) {
+        struct sigaction a = {.sa_handler = saved[i].sa_handler == SIG_IGN ? SIG_IGN : SIG_DFL};
+        sigaction(passed[i], &a, NULL);
+    }
+    sigprocmask(SIG_SETMASK, mask, NULL);
     execvp(argv[0], argv);
     int e = errno;
     (void)!write(err, &e, sizeof e);
@@ -273,46 +285,45 @@ static int run_child(const struct record_options *o, char **argv, const char *li
         fprintf(stderr, "kestrel: pipe: %s\n", strerror(errno));
         return -1;
     }
+    /* Like a shell, let ^C and ^\ reach the program alone: kestrel lives on to write
+     * the profile of a program the user interrupted. The signals stay blocked from
+     * before the fork until child_pid names the program, so that a SIGTERM sent to
+     * kestrel as it starts the program is passed on, not lost; the child puts back the
+     * dispositions and mask it came with before its exec. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward}, old[N_PASSED];
+    sigset_t block, mask;
+    sigemptyset(&block);
+    for (size_t i = 0; i < N_PASSED; i++) sigaddset(&block, passed[i]);
+    sigprocmask(SIG_BLOCK, &block, &mask);
+    for (size_t i = 0; i < N_PASSED; i++)
+        sigaction(passed[i], passed[i] == SIGINT || passed[i] == SIGQUIT ? &ign : &fwd, &old[i]);
     fflush(NULL);
     *pid = fork();
+    if (*pid == 0) {
+        close(err[0]);
+        child(o, argv, lib, raw, heap, err[1], old, &mask);
+    }
+    int status = -1;
     if (*pid < 0) {
         fprintf(stderr, "kestrel: fork: %s\n", strerror(errno));
         close(err[0]);
         close(err[1]);
-        return -1;
-    }
-    if (*pid == 0) {
+    } else {
+        child_pid = *pid;
+        sigprocmask(SIG_SETMASK, &mask, NULL);
+        close(err[1]);
+        ssize_t got;
+        while ((got = read(err[0], exec_errno, sizeof *exec_errno)) < 0 && errno == EINTR) {
+        }
         close(err[0]);
-        child(o, argv, lib, raw, heap, err[1]);
-    }
-    close(err[1]);
-    ssize_t got;
-    while ((got = read(err[0], exec_errno, sizeof *exec_errno)) < 0 && errno == EINTR) {
-    }
-    close(err[0]);
-    if (got == (ssize_t)sizeof *exec_errno) {
-        int status;
+        int exec_failed = got == (ssize_t)sizeof *exec_errno;
+        if (!exec_failed) *exec_errno = 0;
         while (waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
         }
-        return -1;
+        if (exec_failed) status = -1;
     }
-    *exec_errno = 0;
-    child_pid = *pid;
-    /* Like a shell, let ^C and ^\ reach the program alone: kestrel lives on to write
-     * the profile of a program the user interrupted. */
-    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward}, old_int,
-                     old_quit, old_term, old_hup;
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGQUIT, &ign, &old_quit);
-    sigaction(SIGTERM, &fwd, &old_term);
-    sigaction(SIGHUP, &fwd, &old_hup);
-    int status;
-    while (waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGHUP, &old_hup, NULL);
+    child_pid = 0;
+    for (size_t i = 0; i < N_PASSED; i++) sigaction(passed[i], &old[i], NULL);
     return status;
 }
 
@@ -492,8 +503,9 @@ static int analyse_run(const struct record_options *o, const char *stem,
     return failed;
 }
 
-int record_run(const struct record_options *o, char **argv)
+int record_program(const struct record_options *o, char **argv, int *status_out)
 {
+    *status_out = -1;
     char *lib = runtime_path();
     if (!lib || access(lib, R_OK)) {
         fprintf(stderr, "kestrel: %s: the runtime is missing (build it with make)\n",
@@ -531,8 +543,21 @@ int record_run(const struct record_options *o, char **argv)
     }
     int failed = analyse_run(o, stem, &r, pid, status, argv[0]);
     paths_free(&r);
+    *status_out = status;
+    return failed;
+}
+
+int record_exit(int status, int failed)
+{
     int code = pass_status(status);
     return code ? code : failed;
+}
+
+int record_run(const struct record_options *o, char **argv)
+{
+    int status;
+    int rc = record_program(o, argv, &status);
+    return status == -1 ? rc : record_exit(status, rc);
 }
 
 int cmd_record(int argc, char **argv)
