@@ -124,6 +124,9 @@ ended() { # ended WHERE HOW
   local i
   for i in $(seq 300); do running "$pattern" && break; sleep 0.1; done
   check "$where/$how: it runs" running "$pattern"
+  # The program has taken samples before it is ended (its report is checked below):
+  # a program ended as soon as it exists has none yet.
+  [ "$where" = program ] && sleep 1
   check "$where/$how: its temporary directory is there" test -n "$(ls -A "$t/tmp")"
   # setsid made kestrel a process group of its own.
   if [ "$how" = alone ]; then kill -TERM "$kpid"; else kill -"$sig" -- -"$kpid"; fi
