@@ -118,11 +118,19 @@ const viewerFrame = () => until('the flame graph webview', async () => {
 
 const cursorLine = () => page.$eval('.statusbar [id="status.editor.selection"]', (e) => e.textContent).then((t) => +/Ln (\d+)/.exec(t)[1]);
 
-/* The after-line decorations the editor shows: VS Code draws their text as the
- * ::after content of a span in the line, so it is read from the computed style. */
+/* The after-line decorations the editor of hot.c shows: VS Code draws their text as
+ * the ::after content of a span in the line, so it is read from the computed style.
+ * The editor is the group whose open tab is hot.c (the focused one if two are): a click
+ * in the flame graph may leave the focus on the graph's group after the editor moved. */
 const heatShown = (atLeast) => page.evaluate((n) => {
     const out = [];
-    for (const line of document.querySelectorAll('.editor-group-container.active .editor-instance .view-line')) {
+    const groups = [...document.querySelectorAll('.editor-group-container')].filter((g) => {
+        const t = g.querySelector('.tabs-container .tab.active');
+        return t && t.textContent.includes('hot.c');
+    });
+    const group = groups.find((g) => g.classList.contains('active')) || groups[0];
+    if (!group) return null;
+    for (const line of group.querySelectorAll('.editor-instance .view-line')) {
         for (const el of line.querySelectorAll('span')) {
             const c = getComputedStyle(el, '::after').content;
             if (c && /% · \d+ samples?/.test(c)) out.push({ code: line.textContent.replace(/\u00a0/g, ' '), heat: c, top: parseFloat(line.style.top) });
