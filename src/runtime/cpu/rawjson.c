@@ -2,6 +2,7 @@
  *
  * Signal handlers: nothing. Inside malloc: nothing. */
 #include "runtime/cpu/rawjson.h"
+#include "common/utf8.h"
 #include "runtime/arch/arch.h"
 #include "runtime/images.h"
 #include "runtime/maps.h"
@@ -78,41 +79,6 @@ static void rj_i(struct rj *w, int64_t v)
     }
 }
 
-/* Length of the well-formed UTF-8 sequence at s (at most n bytes), 0 if there is none
- * (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF; a JSON reader
- * refuses the rest). */
-static size_t rj_utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-    size_t len;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0) lo = 0xa0; /* overlong */
-        if (c == 0xed) hi = 0x9f; /* surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0) lo = 0x90; /* overlong */
-        if (c == 0xf4) hi = 0x8f; /* past U+10FFFF */
-    } else
-        return 0;
-    if (len > n || s[1] < lo || s[1] > hi) return 0;
-    for (size_t i = 2; i < len; i++)
-        if ((s[i] & 0xc0) != 0x80) return 0;
-    return len;
-}
-
-static int rj_valid_utf8(const unsigned char *s, size_t n)
-{
-    for (size_t i = 0; i < n;) {
-        size_t l = s[i] < 0x80 ? 1 : rj_utf8_len(&s[i], n - i);
-        if (!l) return 0;
-        i += l;
-    }
-    return 1;
-}
-
 /* A JSON string: quotes, backslashes and control characters escaped. A string that
  * is not valid UTF-8 (a path or a thread name is whatever bytes the program used) is
  * written reversibly: every byte of 0x80 or more as \u00XX, the code point of the
@@ -124,7 +90,7 @@ static int rj_str(struct rj *w, const char *str)
     static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
     size_t n = strlen(str);
-    int bytes = !rj_valid_utf8(s, n);
+    int bytes = !utf8_valid(str, n);
     rj_s(w, "\"");
     for (size_t i = 0; i < n;) {
         unsigned char c = s[i];
@@ -140,7 +106,7 @@ static int rj_str(struct rj *w, const char *str)
             rj_put(w, (const char *)&s[i], 1);
             i++;
         } else {
-            size_t l = rj_utf8_len(&s[i], n - i);
+            size_t l = utf8_seq_len(&s[i], n - i);
             rj_put(w, (const char *)&s[i], l);
             i += l;
         }
