@@ -8,7 +8,7 @@
  * find the same number of frames, or the run fails.
  *
  * kestrel's walk is the one the signal handler makes: uw_walk over the live stack
- * from (rip, rsp, rbp), with tables built once before (uw_tables_refresh); libunwind
+ * from (rip, rsp, rbp), with tables built once before (uw_tables_build); libunwind
  * and libgcc cache what they decode as they go, so all three are timed warm. */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -60,7 +60,7 @@ __attribute__((noinline)) static int walk_kestrel(void)
     uint64_t rip, rsp, rbp, out[MAXF];
     __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
                      : "=r"(rip), "=r"(rsp), "=r"(rbp));
-    struct uw_stack m = {rsp, stack_hi, 0};
+    struct uw_stack m = {rsp, stack_hi, 0, UW_DIRECT_LIVE, NULL};
     struct uw_regs r = {.pc = rip, .sp = rsp, .fp = rbp, .interrupted = 1};
     enum unwind_stop st;
     return (int)uw_walk(UW_MODE_CFI, r, &m, out, MAXF, &st);
@@ -146,6 +146,7 @@ int main(int argc, char **argv)
     pthread_attr_getstack(&a, &addr, &size);
     stack_hi = (uint64_t)(uintptr_t)addr + size;
     uw_tables_refresh();
+    uw_tables_build(1);
     chain(DEPTH);
     printf("| unwinder | frames | ns per walk | ns per frame | vs kestrel |\n|---|---|---|---|---|\n");
     double med[3];

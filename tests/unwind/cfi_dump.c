@@ -33,6 +33,13 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
+static int same_rule(const struct cfi_row *a, const struct cfi_row *b)
+{
+    return a->kind == b->kind && (a->kind == CFI_NONE || (a->cfa_off == b->cfa_off &&
+                                                          a->fp_off == b->fp_off &&
+                                                          a->fp_rule == b->fp_rule));
+}
+
 static const char *regname(int r)
 {
     static const char *n[] = {"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8",
@@ -50,18 +57,20 @@ int main(int argc, char **argv)
         }
     want = argv[1];
     if (uw_tables_refresh() < 0) return 3;
+    uw_tables_build(1);
     dl_iterate_phdr(visit, NULL);
     const struct uw_image *im = found_pc ? uw_table_find(found_pc) : NULL;
     if (!im) {
         fprintf(stderr, "cfi_dump: no image matching %s\n", want);
         return 4;
     }
-    if (!im->rows) {
+    const struct uw_rows *t = uw_image_rows(im);
+    if (!t) {
         fprintf(stderr, "cfi_dump: %s: no table\n", want);
         return 5;
     }
-    for (uint32_t i = 0; i < im->nrows; i++) {
-        const struct cfi_row *r = &im->rows[i];
+    for (uint32_t i = 0; i < t->nrows; i++) {
+        const struct cfi_row *r = &t->rows[i];
         char cfa[32], ra[8] = "c-8", fp[16] = "s";
         switch (r->kind) {
         case CFI_NONE: strcpy(cfa, "none"); break;
@@ -89,18 +98,30 @@ int main(int argc, char **argv)
         printf("%x %s %s %s\n", r->loc, cfa, ra, fp);
     }
     /* Every row is found by a lookup of its first and its last address (the one before
-     * the next row's), as the walker looks it up: through the start index. */
-    unsigned long wrong = 0;
-    for (uint32_t i = 0; i < im->nrows; i++) {
-        const struct cfi_row *r = &im->rows[i], *want_row = r->kind == CFI_NONE ? NULL : r;
-        uint64_t last = i + 1 < im->nrows ? im->rows[i + 1].loc - 1 : r->loc;
-        if (uw_image_row(im, im->slide + r->loc) != want_row) wrong++;
-        if (last >= r->loc && uw_image_row(im, im->slide + last) != want_row) wrong++;
+     * the next row's), as the walker looks it up: through the start index. And the
+     * lookup that reads the one FDE, as walks do before the table is built, gives the
+     * same rule at both. */
+    unsigned long wrong = 0, wrong_direct = 0;
+    for (uint32_t i = 0; i < t->nrows; i++) {
+        const struct cfi_row *r = &t->rows[i];
+        uint64_t last = i + 1 < t->nrows ? t->rows[i + 1].loc - 1 : r->loc;
+        uint64_t at[2] = {r->loc, last};
+        for (int k = 0; k < (last >= r->loc ? 2 : 1); k++) {
+            struct cfi_row got, d;
+            int rc = uw_image_row(im, im->slide + at[k], 0, &got);
+            if (rc != (r->kind != CFI_NONE) || (rc > 0 && !same_rule(&got, r))) wrong++;
+            if (cfi_lookup(&im->mem, im->hdr, im->slide, im->slide + at[k], &d) != 0 ||
+                !same_rule(&d, r))
+                wrong_direct++;
+        }
     }
-    if (im->nrows && im->rows[0].loc > 0 && uw_image_row(im, im->slide + im->rows[0].loc - 1))
+    struct cfi_row none;
+    if (t->nrows && t->rows[0].loc > 0 &&
+        uw_image_row(im, im->slide + t->rows[0].loc - 1, 0, &none) != 0)
         wrong++;
-    if (wrong) {
-        fprintf(stderr, "cfi_dump: %s: %lu lookups found another row\n", want, wrong);
+    if (wrong || wrong_direct) {
+        fprintf(stderr, "cfi_dump: %s: %lu table lookups and %lu FDE lookups found another rule\n",
+                want, wrong, wrong_direct);
         return 6;
     }
     struct uw_table_stats st;

@@ -1,5 +1,7 @@
-/* prog_dlloop LIB LOOPLIB SECONDS — two threads dlopen and dlclose LOOPLIB (mapped
- * and unmapped each time: nothing else holds it) in a loop while the main thread
+/* prog_dlloop LIB LOOPLIB SECONDS [LOOPLIB2] — two threads dlopen and dlclose
+ * LOOPLIB (the second LOOPLIB2 when given: then each library is mapped and unmapped
+ * each time, nothing else holding it) in a loop, calling its lib_fill once a cycle (so
+ * that stacks pass through it and its unwind table is needed), while the main thread
  * calls into LIB and through it into libc: the profiler's handler and drain walk
  * stacks while images come and go. Prints the number of open/close cycles. */
 #include <dlfcn.h>
@@ -9,19 +11,26 @@
 #include <string.h>
 #include <time.h>
 
-static const char *loop_lib;
+static const char *loop_lib[2];
 static volatile int done;
 static long cycles[2];
 
 static void *looper(void *arg)
 {
     long *n = arg;
+    const char *lib = loop_lib[n - cycles];
+    static unsigned char bufs[2][1 << 16]; /* about as long in lib_fill as in dlopen */
+    unsigned char *buf = bufs[n - cycles];
     while (!done) {
-        void *h = dlopen(loop_lib, RTLD_NOW | RTLD_LOCAL);
+        void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
         if (!h) {
             fprintf(stderr, "dlopen: %s\n", dlerror());
             exit(3);
         }
+        void (*fill)(unsigned char *, size_t, int) =
+            (void (*)(unsigned char *, size_t, int))dlsym(h, "lib_fill");
+        if (!fill) exit(5);
+        fill(buf, sizeof bufs[0], 2);
         dlclose(h);
         (*n)++;
     }
@@ -31,7 +40,8 @@ static void *looper(void *arg)
 int main(int argc, char **argv)
 {
     if (argc < 4) return 2;
-    loop_lib = argv[2];
+    loop_lib[0] = argv[2];
+    loop_lib[1] = argc > 4 ? argv[4] : argv[2];
     double secs = atof(argv[3]);
     void *h = dlopen(argv[1], RTLD_NOW);
     if (!h) return 4;

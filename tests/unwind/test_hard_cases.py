@@ -70,7 +70,8 @@ for engine in ("signal", "perf"):
 
     p, stacks, raw = record(engine, [os.path.join(B, "prog_dlloop"),
                                      os.path.join(B, "nofp", "libchain.so"),
-                                     os.path.join(B, "fp", "libchain.so"), "2"])
+                                     os.path.join(B, "fp", "libchain.so"), "2",
+                                     os.path.join(B, "mixed", "libchain.so")])
     first = (p.stdout.splitlines() or [""])[0].strip()  # the program's line comes first
     check(p.returncode == 0 and first.isdigit() and int(first) > 100,
           "%s: prog_dlloop exits 0 after %s dlopen/dlclose cycles" % (engine, first))

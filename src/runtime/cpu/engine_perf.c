@@ -464,10 +464,10 @@ static uint16_t sample_frames(const struct reg_slot *s, const struct perf_rec *r
     uint64_t top = sp + r->stack_size;
     /* The walk stops at the thread's registered top, as the signal engine's does. */
     uint64_t hi = s->stack_hi > sp && s->stack_hi < top ? s->stack_hi : top;
-    struct uw_stack m = {sp, hi, (intptr_t)r->stack - (intptr_t)sp};
+    struct uw_stack m = {sp, hi, (intptr_t)r->stack - (intptr_t)sp, UW_DIRECT_NONE, NULL};
     struct uw_regs regs = {.pc = ar.pc, .sp = sp, .fp = ar.fp, .interrupted = 1, .lr = ar.lr};
     enum unwind_stop st;
-    size_t n = uw_walk(uw_mode_current(), regs, &m, out, UNWIND_MAX_DEPTH, &st);
+    size_t n = uw_walk_copy(uw_mode_current(), regs, &m, out, UNWIND_MAX_DEPTH, &st);
     pe.copies++;
     pe.copy_bytes += r->stack_size;
     if (s->stack_hi > sp && s->stack_hi - sp > pe.depth_max) pe.depth_max = s->stack_hi - sp;
@@ -688,7 +688,7 @@ static void *engine_main(void *arg)
     (void)arg;
     uint64_t period_ns = (pe.privileged ? DRAIN_MS_SWITCH : DRAIN_MS) * 1000000ull;
     uint64_t next = rt_clock_ns(CLOCK_MONOTONIC) + period_ns, images_at = rt_clock_ns(CLOCK_MONOTONIC) + IMAGES_NS;
-    if (pe.cfi) uw_tables_refresh(); /* before the first drain walks a copy */
+    if (pe.cfi) uw_tables_refresh(); /* the images, before the first drain walks a copy */
     while (!atomic_load(&pe.stopping)) {
         struct epoll_event ev[8];
         uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
@@ -711,7 +711,10 @@ static void *engine_main(void *arg)
                 eventfd_t v;
                 eventfd_read(pe.wakefd.fd, &v);
             }
-        if (pe.cfi) uw_tables_refresh(); /* a look at the loader's counters, mostly */
+        if (pe.cfi) {
+            uw_tables_refresh(); /* a look at the loader's counters, mostly */
+            uw_tables_build(0);  /* the tables walks needed often enough */
+        }
         drain_all(0);
         now = rt_clock_ns(CLOCK_MONOTONIC);
         if (now >= next) next = now + period_ns;

@@ -125,7 +125,8 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
             arch_uc_regs((const ucontext_t *)ucv, &ar);
             enum unwind_stop stop = UNWIND_CUT_RANGE;
             /* The live stack, from the interrupted sp to the registered top. */
-            struct uw_stack m = {ar.sp > s->stack_lo ? ar.sp : s->stack_lo, s->stack_hi, 0};
+            struct uw_stack m = {ar.sp > s->stack_lo ? ar.sp : s->stack_lo, s->stack_hi, 0,
+                                 UW_DIRECT_LIVE, NULL};
             struct uw_regs regs = {.pc = ar.pc, .sp = ar.sp, .fp = ar.fp, .interrupted = 1,
                                    .lr = ar.lr};
             e->n = ar.pc ? (uint16_t)uw_walk(uw_mode_current(), regs, &m, e->frames,
@@ -351,8 +352,8 @@ static void sig_final_drain(void)
 static void *sig_main(void *arg)
 {
     (void)arg;
-    /* The unwind tables, before the first tick: until they exist, walks take the
-     * frame pointer. */
+    /* The images, before the first tick: until they are registered, walks take the
+     * frame pointer. Their tables are built once walks needed them (table.h). */
     int cfi = uw_mode_current() != UW_MODE_FP;
     if (cfi) uw_tables_refresh();
     uint64_t next = rt_clock_ns(CLOCK_MONOTONIC);
@@ -368,6 +369,7 @@ static void *sig_main(void *arg)
         sig_tick(next);
         if (++ticks % SIG_IMAGES_EVERY == 0) maps_refresh_all();
         if (cfi && ticks % SIG_TABLES_EVERY == 0) uw_tables_refresh();
+        if (cfi) uw_tables_build(0); /* one atomic load unless one is wanted */
     }
     sig_final_drain();
     maps_refresh_all();

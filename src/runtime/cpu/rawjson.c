@@ -367,6 +367,8 @@ static void rj_document(struct rj *w, const struct rawjson_meta *m)
         rj_s(w, ",\"fdes_rejected\":"), rj_u(w, t.fdes_bad);
         rj_s(w, ",\"rows_not_evaluated\":"), rj_u(w, t.rows_unsupported);
         rj_s(w, ",\"reused\":"), rj_u(w, t.reused);
+        rj_s(w, ",\"images_mapped\":"), rj_u(w, t.mapped);
+        rj_s(w, ",\"lookups_without_table\":"), rj_u(w, t.direct);
         rj_s(w, "}");
     }
     if (m->n_engine_stats) {

@@ -156,10 +156,10 @@ int waitstack_sample(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns)
         /* CFI from the (pc, sp) the kernel shows; rbp is not shown, so a frame whose
          * CFA is rbp-based cannot be stepped until a callee's save restored it. */
         uint64_t hi = sp + len < s->stack_hi ? sp + len : s->stack_hi;
-        struct uw_stack m = {sp, hi, (intptr_t)ws_buf - (intptr_t)sp};
+        struct uw_stack m = {sp, hi, (intptr_t)ws_buf - (intptr_t)sp, UW_DIRECT_NONE, NULL};
         struct uw_regs regs = {.pc = pc, .sp = sp, .interrupted = 1};
         enum unwind_stop st;
-        n = uw_walk(mode, regs, &m, frames, UNWIND_MAX_DEPTH, &st);
+        n = uw_walk_copy(mode, regs, &m, frames, UNWIND_MAX_DEPTH, &st);
         stop = st;
         if (st == UNWIND_END_TOP && hi < s->stack_hi) stop = UNWIND_CUT_COPY_END;
     }

@@ -268,10 +268,15 @@ static int heap_start_locked(int64_t interval)
     if (rc) return rc;
     if (!heap_client_registered && lifecycle_register(&heap_client) == 0)
         heap_client_registered = 1;
-    /* The unwind tables of what is mapped now, before the first sample (malloc only
-     * reads them). A heap session alone builds no more: an image dlopen'd later is
-     * walked by frame pointer unless a CPU session runs (its engine refreshes). */
-    if (uw_mode_current() != UW_MODE_FP) uw_tables_refresh();
+    /* The unwind tables of what is mapped now, built before the first sample: malloc
+     * cannot build one (the loader's lock) and a heap session has no thread of its
+     * own to build them later. A heap session alone builds no more: an image dlopen'd
+     * later is walked by frame pointer unless a CPU session runs (its engine
+     * refreshes and builds). */
+    if (uw_mode_current() != UW_MODE_FP) {
+        uw_tables_refresh();
+        uw_tables_build(1);
+    }
     heap_mutex_lock(&heap_lock);
     heap_table = tb;
     memset(&heap_info, 0, sizeof heap_info);

@@ -35,7 +35,7 @@ static __attribute__((noinline)) size_t heap_walk_here(uint64_t ra, uint64_t hi,
 {
     uint64_t pc, sp;
     ARCH_HERE(pc, sp);
-    struct uw_stack m = {sp, hi, 0};
+    struct uw_stack m = {sp, hi, 0, UW_DIRECT_LIVE, NULL};
     struct uw_regs r = {.pc = pc, .sp = sp, .fp = (uint64_t)(uintptr_t)__builtin_frame_address(0),
                         .interrupted = 1};
     size_t n = uw_walk(uw_mode_current(), r, &m, pcs, max, stop);
@@ -60,7 +60,7 @@ size_t heap_stack_walk(uintptr_t fp, uintptr_t *pcs, size_t max, uint8_t *stop_o
     if (own[1] && !ARCH_RECORD_IS_CFA && uw_mode_current() != UW_MODE_FP && hi > lo)
         n = heap_walk_here(arch_strip_ra(own[1]), hi, (uint64_t *)pcs, max, &stop);
     if (own[1] && n == 0) {
-        struct uw_stack m = {lo, hi, 0};
+        struct uw_stack m = {lo, hi, 0, UW_DIRECT_LIVE, NULL};
         struct uw_regs r = {.pc = own[1], .sp = lo, .fp = own[0]};
         n = uw_walk(uw_mode_current(), r, &m, (uint64_t *)pcs, max, &stop);
     }

@@ -1,6 +1,8 @@
 /* cfi.c — .eh_frame_hdr, CIE, FDE and DW_CFA decoding into table rows (cfi.h).
  *
- * Signal handlers: nothing. Inside malloc: everything (no allocation, no lock).
+ * Signal handlers: cfi_lookup() and what it calls (reads of the image's memory inside
+ * the bounds of its cfi_mem, no allocation, no lock, no call out). Inside malloc:
+ * everything.
  * The DWARF numbers of the stack and frame pointers are the architecture's (arch.h);
  * the return address's column is the CIE's. */
 #include "runtime/unwind/cfi.h"
@@ -334,11 +336,14 @@ static struct cfi_row row_of(const struct state *s, uint32_t loc, int signal, in
     return r;
 }
 
-/* The output: rows appended in order, equal neighbours merged. */
+/* The output: rows appended in order, equal neighbours merged. Or, with `pick` (a
+ * lookup of one address), only the last row at or before pick_loc is kept, in *rows. */
 struct out {
     struct cfi_row *rows;
     size_t max;
     long n;
+    int pick;
+    uint32_t pick_loc;
 };
 
 static int row_same_rule(const struct cfi_row *a, const struct cfi_row *b)
@@ -349,6 +354,13 @@ static int row_same_rule(const struct cfi_row *a, const struct cfi_row *b)
 
 static void emit(struct out *o, struct cfi_row r)
 {
+    if (o->pick) {
+        if (r.loc <= o->pick_loc && (o->n == 0 || r.loc >= o->rows->loc)) {
+            *o->rows = r;
+            o->n = 1;
+        }
+        return;
+    }
     if (o->n > 0 && o->rows && (size_t)o->n <= o->max) {
         struct cfi_row *last = &o->rows[o->n - 1];
         if (last->loc >= r.loc) { /* same address (or an overlap): the later rule wins */
@@ -526,9 +538,15 @@ static int run(const struct cfi_mem *m, const struct cie *ci, uint64_t lo, uint6
         /* An advance: the rule so far holds from pc; the next one starts at pc + adv. */
         if (o && adv) {
             if (pc >= pc_end) break;
-            emit(o, row_of(s, (uint32_t)(pc - slide), ci->signal, plt_t));
+            /* Counting needs no row; a lookup only the one that covers its address. */
+            if (!o->rows)
+                o->n++;
+            else if (!o->pick || pc + adv - slide > o->pick_loc)
+                emit(o, row_of(s, (uint32_t)(pc - slide), ci->signal, plt_t));
         }
         pc += adv;
+        /* A lookup has its row once the program advanced past the address. */
+        if (o && o->pick && pc - slide > o->pick_loc) return 0;
     }
     if (c.bad) return -1;
     if (o && pc < pc_end) {
@@ -574,25 +592,34 @@ static int fde_decode(const struct cfi_mem *m, uint64_t at, uint64_t slide, stru
     return 0;
 }
 
+/* The .eh_frame_hdr at `hdr`: the cursor left at its search table, the entry count. */
+static int hdr_open(const struct cfi_mem *m, uint64_t hdr, struct cur *c, uint64_t *count)
+{
+    *c = cur_at(m, hdr);
+    uint8_t version = (uint8_t)rd(c, 1);
+    uint8_t ptr_enc = (uint8_t)rd(c, 1);
+    uint8_t cnt_enc = (uint8_t)rd(c, 1);
+    uint8_t tab_enc = (uint8_t)rd(c, 1);
+    if (c->bad || version != 1) return -1;
+    eh_ptr(c, ptr_enc, hdr); /* .eh_frame's start: the table gives every FDE */
+    *count = eh_ptr(c, cnt_enc, hdr);
+    /* The binary search table: sorted (initial location, FDE address) pairs, each
+     * datarel sdata4 in every linker's output. */
+    if (c->bad || tab_enc != 0x3b || *count > (c->end - c->p) / 8) return -1;
+    return 0;
+}
+
 long cfi_decode_image(const struct cfi_mem *m, uint64_t hdr, uint64_t slide, struct cfi_row *rows,
                       size_t max, struct cfi_stats *st)
 {
-    struct cur c = cur_at(m, hdr);
-    uint8_t version = (uint8_t)rd(&c, 1);
-    uint8_t ptr_enc = (uint8_t)rd(&c, 1);
-    uint8_t cnt_enc = (uint8_t)rd(&c, 1);
-    uint8_t tab_enc = (uint8_t)rd(&c, 1);
-    if (c.bad || version != 1) return -1;
-    eh_ptr(&c, ptr_enc, hdr); /* .eh_frame's start: the table gives every FDE */
-    uint64_t count = eh_ptr(&c, cnt_enc, hdr);
-    /* The binary search table: sorted (initial location, FDE address) pairs, each
-     * datarel sdata4 in every linker's output. */
-    if (c.bad || tab_enc != 0x3b || count > (c.end - c.p) / 8) return -1;
-    struct out o = {rows, max, 0};
+    struct cur c;
+    uint64_t count;
+    if (hdr_open(m, hdr, &c, &count) != 0) return -1;
+    struct out o = {rows, max, 0, 0, 0};
     uint64_t prev_loc = 0;
     for (uint64_t i = 0; i < count; i++) {
-        uint64_t loc = eh_ptr(&c, tab_enc, hdr);
-        uint64_t fde = eh_ptr(&c, tab_enc, hdr);
+        uint64_t loc = eh_ptr(&c, 0x3b, hdr);
+        uint64_t fde = eh_ptr(&c, 0x3b, hdr);
         if (c.bad) return -1;
         if (loc < prev_loc) { /* the table must be sorted to be searched */
             st->bad++;
@@ -602,4 +629,42 @@ long cfi_decode_image(const struct cfi_mem *m, uint64_t hdr, uint64_t slide, str
         if (fde_decode(m, fde, slide, &o, st) != 0) st->bad++;
     }
     return o.n;
+}
+
+long cfi_count_fdes(const struct cfi_mem *m, uint64_t hdr)
+{
+    struct cur c;
+    uint64_t count;
+    return hdr_open(m, hdr, &c, &count) != 0 ? -1 : (long)count;
+}
+
+int cfi_lookup(const struct cfi_mem *m, uint64_t hdr, uint64_t slide, uint64_t pc,
+               struct cfi_row *row)
+{
+    struct cur c;
+    uint64_t count;
+    if (hdr_open(m, hdr, &c, &count) != 0 || pc < slide || pc - slide > UINT32_MAX) return -1;
+    /* The last entry whose initial location is at or below pc (the table is sorted;
+     * an unsorted one gives a wrong FDE, whose range then does not cover pc). */
+    uint64_t tab = c.p, lo = 0, hi = count; /* hdr_open checked that count entries fit */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        int32_t at;
+        memcpy(&at, (const void *)(uintptr_t)(tab + 8 * mid), 4); /* datarel sdata4 */
+        if (hdr + (uint64_t)(int64_t)at <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *row = (struct cfi_row){.loc = (uint32_t)(pc - slide), .kind = CFI_NONE};
+    if (lo == 0) return 0;
+    int32_t at;
+    memcpy(&at, (const void *)(uintptr_t)(tab + 8 * (lo - 1) + 4), 4);
+    uint64_t fde = hdr + (uint64_t)(int64_t)at;
+    struct cfi_row got = {0};
+    struct cfi_stats st = {0};
+    struct out o = {&got, 1, 0, 1, (uint32_t)(pc - slide)};
+    if (fde_decode(m, fde, slide, &o, &st) != 0) return -1;
+    if (o.n) *row = got;
+    return 0;
 }

@@ -7,8 +7,10 @@
  * Every byte is read through a cfi_mem, which holds the bounds of the memory the
  * image maps readable; a record that runs past them is rejected, never read.
  *
- * Signal handlers: nothing here (the table is built on the runtime's own thread).
- * Inside malloc: everything (no allocation; the caller hands the output array). */
+ * Signal handlers: cfi_lookup() and cfi_count_fdes() (the one FDE that covers an
+ * address, read where the image is mapped; the caller must know that it still is).
+ * Tables are built on the runtime's own thread. Inside malloc: everything (no
+ * allocation; the caller hands the output array). */
 #ifndef KESTREL_UNWIND_CFI_H
 #define KESTREL_UNWIND_CFI_H
 #include <stddef.h>
@@ -83,4 +85,14 @@ struct cfi_stats {
  * out sorted by loc; consecutive rows with the same rule are merged. */
 long cfi_decode_image(const struct cfi_mem *mem, uint64_t hdr, uint64_t slide, struct cfi_row *out,
                       size_t max, struct cfi_stats *st);
+
+/* The number of FDEs the .eh_frame_hdr at `hdr` lists, or -1 when it is unusable. */
+long cfi_count_fdes(const struct cfi_mem *mem, uint64_t hdr);
+
+/* The row that covers pc (a mapped address), decoded from the one FDE that the
+ * header's search table gives for it: the same rule as the image's table has at pc
+ * (its loc is pc - slide). Returns 0 (a NONE row when no FDE covers pc) or -1 when the
+ * header or the FDE is unusable. */
+int cfi_lookup(const struct cfi_mem *mem, uint64_t hdr, uint64_t slide, uint64_t pc,
+               struct cfi_row *row);
 #endif

@@ -1,9 +1,10 @@
 /* step.c — one walker over CFI rows and frame pointers (step.h).
  *
  * Signal handlers: uw_walk() and the static functions it calls: loads from the stack
- * only after a bounds check, reads of published tables (uw_table_find, uw_image_row),
- * nothing else. Inside malloc: the same. uw_mode_parse() and uw_mode_name() run
- * anywhere. */
+ * only after a bounds check, reads of published tables (uw_table_find, uw_image_row,
+ * which reads a mapped image's FDE where the walk's uw_stack allows it), nothing else.
+ * Inside malloc: the same. uw_walk_copy() only on the runtime's own thread (it may take
+ * the loader's lock). uw_mode_parse() and uw_mode_name() run anywhere. */
 #include "runtime/unwind/step.h"
 #include "runtime/arch/arch.h"
 #include "runtime/unwind/table.h"
@@ -78,12 +79,15 @@ static int step_fp(const struct uw_stack *m, struct uw_regs *r, enum unwind_stop
  * Only the tables are read, never the code. */
 static int step_entry(const struct uw_stack *m, struct uw_regs *r)
 {
+    struct cfi_row row;
     uint64_t ra = r->lr;
     if (!ARCH_RA_IN_LR && !ld(m, r->sp, &ra)) return 0;
     ra = arch_strip_ra(ra);
     if (ra == 0) return 0;
+    /* The word is not known to be a return address: an image's CFI is read only
+     * where every image is known to be mapped. */
     const struct uw_image *im = uw_table_find(ra - 1);
-    if (!im || !uw_image_row(im, ra - 1)) return 0;
+    if (!im || uw_image_row(im, ra - 1, m->direct == UW_DIRECT_LOCKED, &row) <= 0) return 0;
     r->pc = ra;
     if (!ARCH_RA_IN_LR) r->sp += 8;
     r->interrupted = 0;
@@ -212,23 +216,28 @@ size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *o
      * (a descriptor stays readable after its image is retired, and the walk reads
      * nothing of the image itself). */
     const struct uw_image *im = NULL;
+    int direct = m->direct != UW_DIRECT_NONE;
     for (;;) {
         /* A return address is looked up one byte back: the call may be its function's
          * last instruction (a call to a function that does not return). */
         uint64_t at = r.interrupted ? r.pc : r.pc - 1;
         if (!im || at - im->lo >= im->hi - im->lo) im = uw_table_find(at);
-        const struct cfi_row *row = im ? uw_image_row(im, at) : NULL;
+        struct cfi_row row;
+        int got = im ? uw_image_row(im, at, direct, &row) : 0;
         int rc;
         if (!im && mode == UW_MODE_CFI && uw_tables_ready()) {
             *stop = UNWIND_CUT_NO_CFI;
             break;
         }
-        if (row && (row->kind != CFI_UNSUPPORTED || mode == UW_MODE_CFI))
-            rc = step_row(m, row, &r, stop);
-        else if (!row && r.interrupted && step_entry(m, &r))
+        if (got < 0 && m->unbuilt) (*m->unbuilt)++;
+        if (got > 0 && (row.kind != CFI_UNSUPPORTED || mode == UW_MODE_CFI)) {
+            rc = step_row(m, &row, &r, stop);
+        } else if (got == 0 && r.interrupted && step_entry(m, &r)) {
             rc = STEP_OK;
-        else
+        } else {
             rc = step_fp(m, &r, stop);
+            if (m->direct == UW_DIRECT_LIVE) direct = 0;
+        }
         if (rc != STEP_OK) break;
         if (n == max) {
             *stop = UNWIND_CUT_DEPTH;
@@ -237,4 +246,40 @@ size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *o
         out[n++] = r.interrupted ? r.pc + 1 : r.pc;
     }
     return n;
+}
+
+/* ============================ copies, on the runtime's thread ============================ */
+
+struct uw_locked_walk {
+    int mode;
+    struct uw_regs r;
+    struct uw_stack m;
+    uint64_t *out;
+    size_t max, n;
+    enum unwind_stop stop;
+};
+
+static void uw_walk_locked(void *arg)
+{
+    struct uw_locked_walk *w = arg;
+    w->n = uw_walk(w->mode, w->r, &w->m, w->out, w->max, &w->stop);
+}
+
+size_t uw_walk_copy(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *out,
+                    size_t max, enum unwind_stop *stop)
+{
+    unsigned unbuilt = 0;
+    struct uw_locked_walk w = {mode, r, *m, out, max, 0, UNWIND_CUT_RANGE};
+    w.m.direct = UW_DIRECT_NONE;
+    w.m.unbuilt = &unbuilt;
+    w.n = uw_walk(mode, r, &w.m, out, max, &w.stop);
+    if (unbuilt && mode != UW_MODE_FP) {
+        /* Else the first walk stands: its frame-pointer steps where no table was. */
+        w.m.direct = UW_DIRECT_LOCKED;
+        w.m.unbuilt = NULL;
+        if (uw_tables_locked(uw_walk_locked, &w) == -11 /* -EAGAIN */ && uw_tables_refresh() >= 0)
+            uw_tables_locked(uw_walk_locked, &w);
+    }
+    *stop = w.stop;
+    return w.n;
 }

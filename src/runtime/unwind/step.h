@@ -30,11 +30,24 @@ void uw_mode_set(int mode);
 int uw_mode_parse(const char *s);
 const char *uw_mode_name(int mode);
 
+/* What a walk may read of an image whose table is not built yet (table.h):
+ *   NONE    nothing: such a frame is stepped by frame pointer, and counted in
+ *           *unbuilt, so that the caller may walk again under the loader's lock;
+ *   LIVE    the one FDE, while every frame so far was found by CFI: the walk of the
+ *           thread's own live stack, whose frames' images stay mapped while they run
+ *           (a frame-pointer step may find junk in an image unloaded since the last
+ *           refresh, so after one the walk reads no more);
+ *   LOCKED  the one FDE of any image (uw_tables_locked: every registered image is
+ *           mapped). */
+enum uw_direct { UW_DIRECT_NONE = 0, UW_DIRECT_LIVE, UW_DIRECT_LOCKED };
+
 /* Stack memory: addresses [lo, hi) may be read, at address + bias (a copy of a stack
  * is walked with the original's addresses; bias 0 reads live memory). */
 struct uw_stack {
     uint64_t lo, hi;
     intptr_t bias;
+    int direct;        /* enum uw_direct */
+    unsigned *unbuilt; /* if not NULL, counts frames that met a table not built */
 };
 
 struct uw_regs {
@@ -52,4 +65,12 @@ struct uw_regs {
  * gives the same address. At most `max` frames; *stop says why the walk ended. */
 size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *out, size_t max,
                enum unwind_stop *stop);
+
+/* uw_walk over a copy of a stack taken earlier (the perf engine's sample, a waiting
+ * thread's stack), on the runtime's own thread: the images its frames lie in may have
+ * been unloaded since, so a frame whose image's table is not built yet is read from
+ * its FDE only under the loader's lock (uw_tables_locked), in a second walk. m->direct
+ * and m->unbuilt are ignored. Never from a signal handler or inside malloc. */
+size_t uw_walk_copy(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *out,
+                    size_t max, enum unwind_stop *stop);
 #endif

@@ -1,18 +1,26 @@
-/* table.c — per-image unwind tables, built on the runtime's thread, searched anywhere
- * (table.h).
+/* table.c — per-image unwind tables: images registered and their tables built on the
+ * runtime's thread, searched anywhere (table.h).
  *
- * Signal handlers: uw_table_find(), uw_image_row() (atomic loads, reads of immutable
- * published memory, no call out). Inside malloc: those two; uw_tables_refresh() is
- * never called there (it takes the loader's lock through dl_iterate_phdr). dlopen is
- * not interposed: glibc resolves a relative name with the caller's RUNPATH, and a
- * wrapper would become the caller.
+ * Signal handlers: uw_table_find(), uw_image_row(), uw_image_rows() (atomic loads and
+ * stores, reads of immutable published memory, cfi_lookup() of a mapped image, no
+ * call out). Inside malloc: those; uw_tables_refresh(), uw_tables_build() and
+ * uw_tables_locked() are never called there (they take the loader's lock through
+ * dl_iterate_phdr). dlopen is not interposed: glibc resolves a relative name with the
+ * caller's RUNPATH, and a wrapper would become the caller.
  *
  * Publication: a slot holds one atomic pointer to an immutable struct uw_image; a
  * refresh stores a new pointer (release) into a free or retired slot, a reader loads
- * it (acquire) once and reads only through it. Descriptors and rows are never freed,
- * so a reader that loaded a pointer just before the image was retired reads memory
- * that is still the runtime's. Tables are built inside dl_iterate_phdr's callback:
- * the loader's lock is held, so the image cannot be unmapped while it is read. */
+ * it (acquire) once and reads only through it. A file's table pointer is stored once
+ * (release) after its rows. Descriptors, files and rows are never freed, so a reader
+ * that loaded a pointer just before the image was retired reads memory that is still
+ * the runtime's. Tables are built inside dl_iterate_phdr's callback: the loader's lock
+ * is held, so the image cannot be unmapped while it is read.
+ *
+ * When to build: decoding one FDE into a table costs about what UW_BUILD_PER_FDE
+ * lookups that read an FDE do (instruction counts, BENCHMARKS.md), so a file's table
+ * is built once its lookups without one reach that many times its FDE count: a
+ * process never pays much more than twice the cheaper of the two (the rent-or-buy
+ * rule), and one that takes few samples decodes nothing. */
 #include "runtime/unwind/table.h"
 #include "runtime/loader_fork.h"
 #include "runtime/rtmem.h"
@@ -24,24 +32,40 @@
 #include <string.h>
 
 #define UW_KEY_MAX 256 /* bytes of an image's path kept to recognise it again */
+#define UW_BUILD_MIN 8      /* lookups without a table before any table is built */
+#define UW_BUILD_PER_FDE 2  /* lookups that cost what decoding one FDE into a table does */
 
-/* A built table and what identifies the file it came from. */
-struct uw_built {
+/* An image file, shared by its mappings. The identity is written before the file is
+ * published through a descriptor; `tab` is stored once, after `rows`. */
+struct uw_file {
     char key[UW_KEY_MAX]; /* path */
     uint64_t hdr_rel;     /* .eh_frame_hdr - slide */
     uint64_t text_rel;    /* executable span - slide */
     uint64_t text_size;
-    struct uw_image tab; /* rows, nrows, pidx, pbase, npages */
+    uint32_t fdes;                          /* FDEs its header lists */
+    _Atomic uint32_t misses;                /* lookups made without the table */
+    _Atomic(const struct uw_rows *) tab;    /* &rows once built, NULL before */
+    uint8_t done;                           /* a build was tried (the runtime's thread) */
+    struct uw_rows rows;
 };
+
+/* How many lookups without its table a file takes before the table is built. */
+static uint32_t uw_build_after(const struct uw_file *f)
+{
+    uint64_t n = (uint64_t)f->fdes * UW_BUILD_PER_FDE;
+    return n < UW_BUILD_MIN ? UW_BUILD_MIN : n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
 
 static _Atomic(const struct uw_image *) uw_slots[UW_SLOTS];
 static _Atomic size_t uw_nslots; /* slots ever used */
 static struct uw_image *uw_descs; /* UW_DESCS, mapped on first refresh */
 static size_t uw_ndescs;
-static struct uw_built *uw_built; /* UW_DESCS */
-static size_t uw_nbuilt;
+static struct uw_file *uw_files; /* UW_DESCS */
+static size_t uw_nfiles;
 static uint8_t uw_seen[UW_SLOTS];
 static struct uw_table_stats uw_st;
+static _Atomic uint64_t uw_ndirect; /* lookups read from an FDE */
+static _Atomic int uw_want;         /* a file's lookups reached its threshold */
 static unsigned long long uw_adds = ~0ull, uw_subs = ~0ull;
 static pthread_mutex_t uw_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -62,79 +86,109 @@ int uw_tables_ready(void)
     return atomic_load_explicit(&uw_nslots, memory_order_acquire) != 0;
 }
 
-/* The rows found lately, shared by every walker: a walk meets the same return
+const struct uw_rows *uw_image_rows(const struct uw_image *im)
+{
+    return im->file ? atomic_load_explicit(&im->file->tab, memory_order_acquire) : NULL;
+}
+
+/* The rules found lately, shared by every walker: a walk meets the same return
  * addresses again and again (a program's hot stacks), and a hit costs a few loads
- * where a search costs a chain of dependent ones. Direct-mapped by pc; an entry is
- * (pc, slide, row), valid for an image whose rows hold `row` at the same slide (an
- * image mapped again reuses its rows at another slide). A writer claims an entry by
+ * where a search costs a chain of dependent ones, and a lookup without a table the
+ * decoding of an FDE. Direct-mapped by pc; an entry is (pc, mapping, row), the row held
+ * in the entry itself (no load through it). A mapping's descriptor is never reused, so
+ * an image mapped again never takes another mapping's row. A writer claims an entry by
  * swapping its pc for UW_CACHE_BUSY, and skips the entry when another writer holds it
  * (a handler never waits); a reader takes the entry only when its pc reads the same
- * before and after the other two words (a seqlock with no sequence: an entry rewritten
- * meanwhile for the same pc holds the same row). */
+ * before and after the other words (a seqlock with no sequence: an entry rewritten
+ * meanwhile for the same pc holds the same row, unless two mappings of different files
+ * at one address were walked at once, around a dlclose). */
 #define UW_CACHE_BITS 12
 #define UW_CACHE_BUSY 1u
 static struct {
     _Atomic uint64_t pc;
-    _Atomic uint64_t slide;
-    _Atomic(const struct cfi_row *) row;
+    _Atomic(const struct uw_image *) im;
+    _Atomic uint64_t w[2]; /* the struct cfi_row */
 } uw_cache[1u << UW_CACHE_BITS];
+_Static_assert(sizeof(struct cfi_row) <= 16, "a row fits in an entry");
 
 static size_t uw_cache_slot(uint64_t pc)
 {
     return (size_t)((pc * 0x9E3779B97F4A7C15ull) >> (64 - UW_CACHE_BITS));
 }
 
-static const struct cfi_row *uw_row_search(const struct uw_image *im, uint64_t pc);
+static const struct cfi_row *uw_row_search(const struct uw_rows *t, uint64_t slide, uint64_t pc);
 
-const struct cfi_row *uw_image_row(const struct uw_image *im, uint64_t pc)
+int uw_image_row(const struct uw_image *im, uint64_t pc, int direct, struct cfi_row *row)
 {
+    struct uw_file *f = im->file;
+    if (!f) return 0;
     size_t i = uw_cache_slot(pc);
     uint64_t k = atomic_load_explicit(&uw_cache[i].pc, memory_order_acquire);
     if (k == pc) {
-        uint64_t slide = atomic_load_explicit(&uw_cache[i].slide, memory_order_relaxed);
-        const struct cfi_row *r = atomic_load_explicit(&uw_cache[i].row, memory_order_relaxed);
+        const struct uw_image *ci = atomic_load_explicit(&uw_cache[i].im, memory_order_relaxed);
+        uint64_t w[2] = {atomic_load_explicit(&uw_cache[i].w[0], memory_order_relaxed),
+                         atomic_load_explicit(&uw_cache[i].w[1], memory_order_relaxed)};
         atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&uw_cache[i].pc, memory_order_relaxed) == k &&
-            slide == im->slide && r >= im->rows && r < im->rows + im->nrows)
-            return r;
+        if (atomic_load_explicit(&uw_cache[i].pc, memory_order_relaxed) == k && ci == im) {
+            memcpy(row, w, sizeof *row);
+            return row->kind != CFI_NONE;
+        }
     }
-    const struct cfi_row *r = uw_row_search(im, pc);
-    if (r && k != UW_CACHE_BUSY && pc != UW_CACHE_BUSY &&
+    const struct uw_rows *t = atomic_load_explicit(&f->tab, memory_order_acquire);
+    if (t) {
+        const struct cfi_row *r = uw_row_search(t, im->slide, pc);
+        if (r)
+            *row = *r;
+        else
+            *row = (struct cfi_row){.kind = CFI_NONE};
+    } else if (!direct) {
+        return -1;
+    } else {
+        if (cfi_lookup(&im->mem, im->hdr, im->slide, pc, row) != 0)
+            *row = (struct cfi_row){.kind = CFI_NONE};
+        atomic_fetch_add_explicit(&uw_ndirect, 1, memory_order_relaxed);
+        uint32_t m = atomic_fetch_add_explicit(&f->misses, 1, memory_order_relaxed) + 1;
+        if (m >= uw_build_after(f)) atomic_store_explicit(&uw_want, 1, memory_order_relaxed);
+    }
+    if (k != UW_CACHE_BUSY && pc != UW_CACHE_BUSY &&
         atomic_compare_exchange_strong(&uw_cache[i].pc, &k, UW_CACHE_BUSY)) {
-        atomic_store_explicit(&uw_cache[i].slide, im->slide, memory_order_relaxed);
-        atomic_store_explicit(&uw_cache[i].row, r, memory_order_relaxed);
+        uint64_t w[2] = {0, 0};
+        memcpy(w, row, sizeof *row);
+        atomic_store_explicit(&uw_cache[i].im, im, memory_order_relaxed);
+        atomic_store_explicit(&uw_cache[i].w[0], w[0], memory_order_relaxed);
+        atomic_store_explicit(&uw_cache[i].w[1], w[1], memory_order_relaxed);
         atomic_store_explicit(&uw_cache[i].pc, pc, memory_order_release);
     }
-    return r;
+    return row->kind != CFI_NONE;
 }
 
-static const struct cfi_row *uw_row_search(const struct uw_image *im, uint64_t pc)
+static const struct cfi_row *uw_row_search(const struct uw_rows *t, uint64_t slide, uint64_t pc)
 {
-    if (!im->rows || pc < im->slide || pc - im->slide > UINT32_MAX) return NULL;
-    uint32_t loc = (uint32_t)(pc - im->slide);
+    if (!t->rows || pc < slide || pc - slide > UINT32_MAX) return NULL;
+    uint32_t loc = (uint32_t)(pc - slide);
     /* Rows before lo have loc <= this one and rows from hi on are past it, so the
      * answer, the last row with row.loc <= loc, is found between them. */
-    size_t lo = 0, hi = im->nrows;
-    if (im->pidx) {
+    size_t lo = 0, hi = t->nrows;
+    if (t->pidx) {
         uint32_t p = loc >> UW_PIDX_SHIFT;
-        if (p < im->pbase) return NULL; /* before the first row */
-        p -= im->pbase;
-        if (p >= im->npages) {
-            lo = im->nrows - 1;
+        if (p < t->pbase) return NULL; /* before the first row */
+        p -= t->pbase;
+        if (p >= t->npages) {
+            lo = t->nrows - 1;
         } else {
-            lo = im->pidx[p] ? im->pidx[p] - 1 : 0;
-            hi = p + 1 < im->npages ? im->pidx[p + 1] : im->nrows;
+            lo = t->pidx[p] ? t->pidx[p] - 1 : 0;
+            hi = p + 1 < t->npages ? t->pidx[p + 1] : t->nrows;
         }
     }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (im->rows[mid].loc <= loc)
+        if (t->rows[mid].loc <= loc)
             lo = mid + 1;
         else
             hi = mid;
     }
     if (lo == 0) return NULL;
-    const struct cfi_row *r = &im->rows[lo - 1];
+    const struct cfi_row *r = &t->rows[lo - 1];
     return r->kind == CFI_NONE ? NULL : r;
 }
 
@@ -145,74 +199,100 @@ static const char *uw_path(const struct dl_phdr_info *info)
     return info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "(exe)";
 }
 
-/* The start index of d's rows (d->pidx stays NULL when its memory is not to be had:
+/* The start index of t's rows (t->pidx stays NULL when its memory is not to be had:
  * lookups then search every row). */
-static void uw_index(struct uw_image *d)
+static void uw_index(struct uw_rows *t)
 {
-    if (!d->nrows) return;
-    uint32_t first = d->rows[0].loc >> UW_PIDX_SHIFT;
-    size_t np = (size_t)(d->rows[d->nrows - 1].loc >> UW_PIDX_SHIFT) - first + 1;
+    if (!t->nrows) return;
+    uint32_t first = t->rows[0].loc >> UW_PIDX_SHIFT;
+    size_t np = (size_t)(t->rows[t->nrows - 1].loc >> UW_PIDX_SHIFT) - first + 1;
     size_t bytes = (np * sizeof(uint32_t) + 4095) & ~(size_t)4095;
     if (uw_st.bytes + bytes > UW_TABLE_BYTES_MAX) return;
     uint32_t *ix = rtmem_alloc(bytes);
     if (!ix) return;
     uint32_t k = 0;
     for (size_t p = 0; p < np; p++) {
-        while (k < d->nrows && (d->rows[k].loc >> UW_PIDX_SHIFT) < first + p)
+        while (k < t->nrows && (t->rows[k].loc >> UW_PIDX_SHIFT) < first + p)
             k++;
         ix[p] = k;
     }
     uw_st.bytes += bytes;
-    d->pidx = ix;
-    d->pbase = first;
-    d->npages = (uint32_t)np;
+    t->pidx = ix;
+    t->pbase = first;
+    t->npages = (uint32_t)np;
 }
 
-/* Builds (or finds again) the rows of one image. NULL rows: no usable CFI. */
-static void uw_build(const struct dl_phdr_info *info, uint64_t text_lo, uint64_t text_hi,
-                     struct uw_image *d)
+/* An image's executable span, its PT_GNU_EH_FRAME and readable memory. 0: no code. */
+static int uw_scan(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi, uint64_t *hdr,
+                   struct cfi_mem *mem)
 {
-    d->rows = NULL;
-    d->nrows = 0;
-    d->pidx = NULL;
-    const ElfW(Phdr) *eh = NULL;
-    struct cfi_mem mem = {0};
+    *lo = UINT64_MAX;
+    *hi = 0;
+    *hdr = 0;
+    memset(mem, 0, sizeof *mem);
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_GNU_EH_FRAME) eh = ph;
+        uint64_t at = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            if (at < *lo) *lo = at;
+            if (at + ph->p_memsz > *hi) *hi = at + ph->p_memsz;
+        }
+        if (ph->p_type == PT_GNU_EH_FRAME) *hdr = at;
         /* Readable and backed by the file (the vdso's memsz = filesz): reading cannot
-         * fault. */
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && mem.n < CFI_MEM_SPANS) {
-            mem.s[mem.n].lo = info->dlpi_addr + ph->p_vaddr;
-            mem.s[mem.n].hi = info->dlpi_addr + ph->p_vaddr + ph->p_filesz;
-            mem.n++;
+         * fault while the image is mapped. */
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && mem->n < CFI_MEM_SPANS) {
+            mem->s[mem->n].lo = at;
+            mem->s[mem->n].hi = at + ph->p_filesz;
+            mem->n++;
         }
     }
-    if (!eh) {
+    return *hi > *lo;
+}
+
+/* The file of a new mapping, found again or made (NULL: no usable CFI). */
+static struct uw_file *uw_file_of(const struct dl_phdr_info *info, const struct uw_image *d)
+{
+    if (!d->hdr) {
         uw_st.images_nocfi++;
-        return;
+        return NULL;
     }
     const char *path = uw_path(info);
-    uint64_t hdr = info->dlpi_addr + eh->p_vaddr;
-    for (size_t i = 0; i < uw_nbuilt; i++) {
-        const struct uw_built *b = &uw_built[i];
-        if (b->hdr_rel == eh->p_vaddr && b->text_rel == text_lo - info->dlpi_addr &&
-            b->text_size == text_hi - text_lo && strncmp(b->key, path, UW_KEY_MAX - 1) == 0) {
-            d->rows = b->tab.rows;
-            d->nrows = b->tab.nrows;
-            d->pidx = b->tab.pidx;
-            d->pbase = b->tab.pbase;
-            d->npages = b->tab.npages;
-            uw_st.reused++;
-            return;
+    uint64_t hdr_rel = d->hdr - info->dlpi_addr, text_rel = d->lo - info->dlpi_addr;
+    for (size_t i = 0; i < uw_nfiles; i++) {
+        struct uw_file *f = &uw_files[i];
+        if (f->hdr_rel == hdr_rel && f->text_rel == text_rel && f->text_size == d->hi - d->lo &&
+            strncmp(f->key, path, UW_KEY_MAX - 1) == 0) {
+            if (atomic_load_explicit(&f->tab, memory_order_relaxed)) uw_st.reused++;
+            return f;
         }
     }
-    if (uw_nbuilt == UW_DESCS) {
-        uw_st.images_over++;
-        return;
+    long fdes = cfi_count_fdes(&d->mem, d->hdr);
+    if (fdes <= 0 || fdes > UINT32_MAX) {
+        uw_st.images_nocfi++;
+        return NULL;
     }
+    if (uw_nfiles == UW_DESCS) {
+        uw_st.images_over++;
+        return NULL;
+    }
+    struct uw_file *f = &uw_files[uw_nfiles++];
+    size_t pl = strnlen(path, UW_KEY_MAX - 1);
+    memcpy(f->key, path, pl);
+    f->key[pl] = 0;
+    f->hdr_rel = hdr_rel;
+    f->text_rel = text_rel;
+    f->text_size = d->hi - d->lo;
+    f->fdes = (uint32_t)fdes;
+    return f;
+}
+
+/* Decodes d's file's table from d's mapping (the loader's lock held). */
+static void uw_build(const struct uw_image *d)
+{
+    struct uw_file *f = d->file;
+    f->done = 1;
     struct cfi_stats cs = {0};
-    long need = cfi_decode_image(&mem, hdr, info->dlpi_addr, NULL, 0, &cs);
+    long need = cfi_decode_image(&d->mem, d->hdr, d->slide, NULL, 0, &cs);
     if (need <= 0 || (uint64_t)need > UINT32_MAX) {
         uw_st.images_nocfi++;
         return;
@@ -228,29 +308,22 @@ static void uw_build(const struct dl_phdr_info *info, uint64_t text_lo, uint64_t
         return;
     }
     memset(&cs, 0, sizeof(cs));
-    long got = cfi_decode_image(&mem, hdr, info->dlpi_addr, r, (size_t)need, &cs);
+    long got = cfi_decode_image(&d->mem, d->hdr, d->slide, r, (size_t)need, &cs);
     if (got < 0 || got > need) { /* cannot happen: the same bytes, read twice */
         rtmem_free(r, bytes);
         uw_st.images_nocfi++;
         return;
     }
     uw_st.bytes += bytes;
-    d->rows = r;
-    d->nrows = (uint32_t)got;
-    uw_index(d);
+    f->rows.rows = r;
+    f->rows.nrows = (uint32_t)got;
+    uw_index(&f->rows);
     uw_st.rows += (uint64_t)got;
     uw_st.fdes += cs.fdes;
     uw_st.fdes_bad += cs.bad;
     uw_st.rows_unsupported += cs.unsupported;
     uw_st.images++;
-    struct uw_built *b = &uw_built[uw_nbuilt++];
-    size_t pl = strnlen(path, UW_KEY_MAX - 1);
-    memcpy(b->key, path, pl);
-    b->key[pl] = 0;
-    b->hdr_rel = eh->p_vaddr;
-    b->text_rel = text_lo - info->dlpi_addr;
-    b->text_size = text_hi - text_lo;
-    b->tab = *d;
+    atomic_store_explicit(&f->tab, &f->rows, memory_order_release);
 }
 
 static int uw_counters_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -262,28 +335,30 @@ static int uw_counters_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
+/* The registered slot of this mapping, or UW_SLOTS. */
+static size_t uw_slot_of(uint64_t lo, uint64_t hi, uint64_t slide, uint64_t hdr)
+{
+    size_t n = atomic_load_explicit(&uw_nslots, memory_order_relaxed);
+    for (size_t i = 0; i < n; i++) {
+        const struct uw_image *im = atomic_load_explicit(&uw_slots[i], memory_order_relaxed);
+        if (im && im->lo == lo && im->hi == hi && im->slide == slide && im->hdr == hdr) return i;
+    }
+    return UW_SLOTS;
+}
+
 static int uw_visit_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     (void)data;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-            if (info->dlpi_addr + ph->p_vaddr < lo) lo = info->dlpi_addr + ph->p_vaddr;
-            if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
-                hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-        }
+    uint64_t lo, hi, hdr;
+    struct cfi_mem mem;
+    if (!uw_scan(info, &lo, &hi, &hdr, &mem)) return 0;
+    size_t have = uw_slot_of(lo, hi, info->dlpi_addr, hdr);
+    if (have < UW_SLOTS && !uw_seen[have]) {
+        uw_seen[have] = 1;
+        return 0;
     }
-    if (hi <= lo) return 0;
     size_t n = atomic_load_explicit(&uw_nslots, memory_order_relaxed);
-    for (size_t i = 0; i < n; i++) {
-        const struct uw_image *im = atomic_load_explicit(&uw_slots[i], memory_order_relaxed);
-        if (im && !uw_seen[i] && im->lo == lo && im->hi == hi && im->slide == info->dlpi_addr) {
-            uw_seen[i] = 1;
-            return 0;
-        }
-    }
     size_t slot = n;
     for (size_t i = 0; i < n; i++)
         if (!atomic_load_explicit(&uw_slots[i], memory_order_relaxed)) {
@@ -298,7 +373,10 @@ static int uw_visit_cb(struct dl_phdr_info *info, size_t size, void *data)
     d->lo = lo;
     d->hi = hi;
     d->slide = info->dlpi_addr;
-    uw_build(info, lo, hi, d);
+    d->hdr = hdr;
+    d->mem = mem;
+    d->file = uw_file_of(info, d);
+    uw_st.mapped++;
     uw_seen[slot] = 1;
     atomic_store_explicit(&uw_slots[slot], d, memory_order_release);
     if (slot == n) atomic_store_explicit(&uw_nslots, n + 1, memory_order_release);
@@ -311,19 +389,18 @@ int uw_tables_refresh(void)
     pthread_mutex_lock(&uw_mu);
     if (!uw_descs) {
         uw_descs = rtmem_alloc(sizeof(struct uw_image) * UW_DESCS);
-        uw_built = rtmem_alloc(sizeof(struct uw_built) * UW_DESCS);
-        if (!uw_descs || !uw_built) {
+        uw_files = rtmem_alloc(sizeof(struct uw_file) * UW_DESCS);
+        if (!uw_descs || !uw_files) {
             rtmem_free(uw_descs, sizeof(struct uw_image) * UW_DESCS);
-            rtmem_free(uw_built, sizeof(struct uw_built) * UW_DESCS);
+            rtmem_free(uw_files, sizeof(struct uw_file) * UW_DESCS);
             uw_descs = NULL;
-            uw_built = NULL;
+            uw_files = NULL;
             pthread_mutex_unlock(&uw_mu);
             return -12; /* -ENOMEM */
         }
     }
     dl_iterate_phdr(uw_counters_cb, c);
     if (c[0] != uw_adds || c[1] != uw_subs) {
-        size_t n = atomic_load_explicit(&uw_nslots, memory_order_relaxed);
         memset(uw_seen, 0, sizeof(uw_seen));
         dl_iterate_phdr(uw_visit_cb, NULL);
         /* Images gone: their slots are cleared (the descriptors stay mapped). New
@@ -331,7 +408,6 @@ int uw_tables_refresh(void)
         size_t n2 = atomic_load_explicit(&uw_nslots, memory_order_relaxed);
         for (size_t i = 0; i < n2 && i < UW_SLOTS; i++)
             if (!uw_seen[i]) atomic_store_explicit(&uw_slots[i], NULL, memory_order_release);
-        (void)n;
         uw_adds = c[0];
         uw_subs = c[1];
     }
@@ -342,11 +418,72 @@ int uw_tables_refresh(void)
     return (int)live;
 }
 
+struct uw_build_pass {
+    int all;
+    int built;
+};
+
+static int uw_build_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct uw_build_pass *bp = data;
+    uint64_t lo, hi, hdr;
+    struct cfi_mem mem;
+    if (!uw_scan(info, &lo, &hi, &hdr, &mem)) return 0;
+    size_t i = uw_slot_of(lo, hi, info->dlpi_addr, hdr);
+    const struct uw_image *d =
+        i < UW_SLOTS ? atomic_load_explicit(&uw_slots[i], memory_order_relaxed) : NULL;
+    if (!d || !d->file || d->file->done) return 0;
+    if (!bp->all && atomic_load_explicit(&d->file->misses, memory_order_relaxed) < uw_build_after(d->file))
+        return 0;
+    uw_build(d);
+    bp->built++;
+    return 0;
+}
+
+int uw_tables_build(int all)
+{
+    if (!all && !atomic_load_explicit(&uw_want, memory_order_relaxed)) return 0;
+    struct uw_build_pass bp = {all, 0};
+    pthread_mutex_lock(&uw_mu);
+    atomic_store_explicit(&uw_want, 0, memory_order_relaxed);
+    if (uw_descs) dl_iterate_phdr(uw_build_cb, &bp);
+    pthread_mutex_unlock(&uw_mu);
+    return bp.built;
+}
+
+struct uw_locked_call {
+    void (*fn)(void *);
+    void *arg;
+    int ran;
+};
+
+static int uw_locked_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct uw_locked_call *c = data;
+    if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) return 1;
+    if (info->dlpi_adds == uw_adds && info->dlpi_subs == uw_subs) {
+        c->fn(c->arg);
+        c->ran = 1;
+    }
+    return 1;
+}
+
+int uw_tables_locked(void (*fn)(void *), void *arg)
+{
+    struct uw_locked_call c = {fn, arg, 0};
+    pthread_mutex_lock(&uw_mu);
+    if (uw_descs) dl_iterate_phdr(uw_locked_cb, &c);
+    pthread_mutex_unlock(&uw_mu);
+    return c.ran ? 0 : -11; /* -EAGAIN */
+}
+
 void uw_table_stats(struct uw_table_stats *out)
 {
     pthread_mutex_lock(&uw_mu);
     *out = uw_st;
     pthread_mutex_unlock(&uw_mu);
+    out->direct = atomic_load_explicit(&uw_ndirect, memory_order_relaxed);
 }
 
 /* fork: no fork inside a build (loader_fork.h); the parent's tables stay valid in

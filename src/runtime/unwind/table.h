@@ -1,7 +1,11 @@
-/* table — the unwind tables of the images mapped into this process: each image's CFI
- * decoded once (unwind/cfi.h) into sorted 12-byte rows, built on the runtime's own
- * thread and published atomically, so that a signal handler, malloc, or the perf
- * engine's drain only ever search them.
+/* table — the unwind tables of the images mapped into this process. Each image is
+ * registered when the runtime's thread first sees it mapped (its span, its
+ * .eh_frame_hdr, a few words); its CFI is decoded into a sorted table of 12-byte rows
+ * (unwind/cfi.h) only once walks have needed it often enough, on the runtime's own
+ * thread, and published atomically. Until then a lookup reads the one FDE that
+ * covers the address through the .eh_frame_hdr search table, where the caller knows
+ * that the image is mapped (its own live stack, or the loader's lock held): a process
+ * that takes few samples never pays for decoding libc's 3,000 FDEs.
  *
  * An image's rows are relative to its slide, so when the same file is mapped again
  * (a dlopen/dlclose loop) its table is found again, not rebuilt. The memory is the
@@ -9,9 +13,11 @@
  * while the process lives: a handler that found a table may read it however long
  * it takes.
  *
- * Signal handlers: uw_table_find(), uw_image_row() (atomics and reads of published,
- * immutable memory). Inside malloc: the same, never uw_tables_refresh() (it takes the
- * loader's lock). uw_tables_refresh() is serialised by its own mutex. */
+ * Signal handlers: uw_table_find(), uw_image_row(), uw_image_rows() (atomics, reads of
+ * published, immutable memory, and with `direct` reads of the mapped image's CFI).
+ * Inside malloc: the same, never uw_tables_refresh(), uw_tables_build() or
+ * uw_tables_locked() (they take the loader's lock). Those three are serialised by one
+ * mutex. */
 #ifndef KESTREL_UNWIND_TABLE_H
 #define KESTREL_UNWIND_TABLE_H
 #include "runtime/unwind/cfi.h"
@@ -23,35 +29,58 @@
 #define UW_SLOTS 1024                   /* images mapped at once */
 #define UW_DESCS (1u << 16)             /* image mappings seen in a process's life */
 
-/* One mapped image, immutable once published. */
-struct uw_image {
-    uint64_t lo, hi;             /* its executable span, mapped addresses */
-    uint64_t slide;              /* rows are addresses - slide */
-    const struct cfi_row *rows;  /* sorted by loc; NULL: the image has no usable CFI */
+/* One image file's table: rows sorted by loc, and where a lookup starts: pidx[k] is
+ * the first row whose loc >> UW_PIDX_SHIFT is at least pbase + k, so a search looks at
+ * the few rows of one 256-byte span instead of all of them (NULL: search all rows). */
+struct uw_rows {
+    const struct cfi_row *rows;
     uint32_t nrows;
-    /* Where a lookup starts: pidx[k] is the first row whose loc >> UW_PIDX_SHIFT is at
-     * least pbase + k, so a search looks at the few rows of one 256-byte span instead
-     * of all of them (NULL: search all rows). */
     const uint32_t *pidx;
     uint32_t pbase, npages;
 };
 #define UW_PIDX_SHIFT 8
+
+struct uw_file; /* an image file: its identity, its table once built (table.c) */
+
+/* One mapping of an image, immutable once published. */
+struct uw_image {
+    uint64_t lo, hi;       /* its executable span, mapped addresses */
+    uint64_t slide;        /* rows are addresses - slide */
+    uint64_t hdr;          /* its .eh_frame_hdr, mapped address */
+    struct cfi_mem mem;    /* its readable memory, for lookups before the table */
+    struct uw_file *file;  /* NULL: the image has no usable CFI */
+};
 
 /* The image whose executable span holds pc, or NULL when no image known to the
  * tables does (code outside any image: JIT, or an image mapped since the last
  * refresh). */
 const struct uw_image *uw_table_find(uint64_t pc);
 
-/* Whether any table was published yet (before, a walk takes the frame pointer). */
+/* Whether any image was registered yet (before, a walk takes the frame pointer). */
 int uw_tables_ready(void);
 
-/* The row that covers pc in im (NULL when none does). */
-const struct cfi_row *uw_image_row(const struct uw_image *im, uint64_t pc);
+/* The rule that covers pc in im, into *row: 1 when CFI covers pc, 0 when none does
+ * (a NONE row), -1 when im's table is not built and `direct` is 0. With `direct` the
+ * caller vouches that im is still mapped, and a missing table is read from the FDE. */
+int uw_image_row(const struct uw_image *im, uint64_t pc, int direct, struct cfi_row *row);
 
-/* Builds the tables of images loaded since the last call and retires those unloaded
- * (cheap when nothing changed: the loader's counters are compared first). Returns
- * the number of images mapped, or -errno. Never from a signal handler. */
+/* im's table, or NULL while it is not built (or the image has none). */
+const struct uw_rows *uw_image_rows(const struct uw_image *im);
+
+/* Registers the images loaded since the last call and retires those unloaded (cheap
+ * when nothing changed: the loader's counters are compared first). Returns the number
+ * of images mapped, or -errno. Never from a signal handler. */
 int uw_tables_refresh(void);
+
+/* Builds the tables that lookups asked for often enough (all: every registered
+ * image's). Cheap when none is wanted (one atomic load). Returns the number built. */
+int uw_tables_build(int all);
+
+/* Runs fn(arg) with the loader's lock held and the registered images exactly those
+ * mapped (none loaded or unloaded since the last refresh), so that fn may walk with
+ * direct reads of any image. 0 when fn ran, -EAGAIN when the images changed (refresh,
+ * then try again). */
+int uw_tables_locked(void (*fn)(void *), void *arg);
 
 struct uw_table_stats {
     uint64_t images;       /* images with a table */
@@ -63,6 +92,8 @@ struct uw_table_stats {
     uint64_t fdes_bad;     /* FDEs rejected (malformed, out of bounds) */
     uint64_t rows_unsupported; /* rows with a rule the step does not evaluate */
     uint64_t reused;       /* mappings that found their table already built */
+    uint64_t mapped;       /* images registered (with CFI or not) */
+    uint64_t direct;       /* lookups read from an FDE, the table not built */
 };
 void uw_table_stats(struct uw_table_stats *out);
 #endif
