@@ -25,10 +25,21 @@ const char *uw_mode_name(int mode)
     return mode == UW_MODE_FP ? "fp" : mode == UW_MODE_CFI ? "cfi" : "auto";
 }
 
+/* A walk's stack memory (struct uw_stack), with the bounds check made one compare:
+ * an 8-byte load at a is allowed when a - clo <= span. A stack of fewer than 8 bytes
+ * gets clo = UINT64_MAX, span = 0: only that address passes, and it is misaligned. */
+struct uw_mem {
+    uint64_t lo, hi;     /* struct uw_stack's */
+    uint64_t clo, span;  /* the load check's */
+    intptr_t bias;
+    int direct;
+    unsigned *unbuilt;
+};
+
 /* One checked load: inside [lo, hi), 8-byte aligned. */
-static int ld(const struct uw_stack *m, uint64_t a, uint64_t *v)
+static inline int ld(const struct uw_mem *m, uint64_t a, uint64_t *v)
 {
-    if ((a & 7) || a < m->lo || a > m->hi - 8 || m->hi < 8) return 0;
+    if ((a & 7) | (a - m->clo > m->span)) return 0;
     memcpy(v, (const void *)(uintptr_t)(a + (uint64_t)m->bias), 8);
     return 1;
 }
@@ -37,7 +48,7 @@ enum step_result { STEP_OK = 0, STEP_STOP };
 
 /* The frame-pointer step: [rbp] = caller's rbp, [rbp+8] = return address; the record
  * must sit at or above sp, inside the stack. */
-static int step_fp(const struct uw_stack *m, struct uw_regs *r, enum unwind_stop *stop)
+static int step_fp(const struct uw_mem *m, struct uw_regs *r, enum unwind_stop *stop)
 {
     uint64_t fp = r->fp, next, ret;
     if (fp == 0) {
@@ -77,7 +88,7 @@ static int step_fp(const struct uw_stack *m, struct uw_regs *r, enum unwind_stop
  * leave it there, the link register) is a return address into code CFI covers, the
  * pc is at a function's entry or in a frameless stub, and the caller is that word.
  * Only the tables are read, never the code. */
-static int step_entry(const struct uw_stack *m, struct uw_regs *r)
+static int step_entry(const struct uw_mem *m, struct uw_regs *r)
 {
     struct cfi_row row;
     uint64_t ra = r->lr;
@@ -96,10 +107,34 @@ static int step_entry(const struct uw_stack *m, struct uw_regs *r)
 }
 
 /* The CFI step for one row. */
-static int step_row(const struct uw_stack *m, const struct cfi_row *row, struct uw_regs *r,
+static int step_row(const struct uw_mem *m, const struct cfi_row *row, struct uw_regs *r,
                     enum unwind_stop *stop)
 {
     uint64_t cfa, ra, fp = r->fp;
+    /* The common rule first: CFA = sp or fp + N, the return address just below it,
+     * the frame pointer unchanged or saved at CFA + N. The checks are the general
+     * path's: CFA at least 8 above sp and at most UNWIND_MAX_FRAME; a load that
+     * fails leaves the walk to it, which says why. */
+    if ((row->kind == CFI_CFA_SP || row->kind == CFI_CFA_FP) && CFI_RA_SLOT(row) == 0 &&
+        CFI_FP_RULE(row) != CFI_FP_AT_FP && !ARCH_RA_IN_LR) {
+        cfa = (row->kind == CFI_CFA_SP ? r->sp : r->fp) + (uint64_t)(int64_t)row->cfa_off;
+        uint64_t fp_at = cfa + (uint64_t)(int64_t)row->fp_off;
+        if (cfa - r->sp - 8 <= UNWIND_MAX_FRAME - 8 && ld(m, cfa - 8, &ra) &&
+            (CFI_FP_RULE(row) == CFI_FP_SAME || fp_at < r->sp || ld(m, fp_at, &fp))) {
+            ra = arch_strip_ra(ra);
+            if (ra == 0) {
+                *stop = UNWIND_END_ZERO;
+                return STEP_STOP;
+            }
+            r->pc = ra;
+            r->sp = cfa;
+            r->fp = fp;
+            r->interrupted = 0;
+            r->lr = 0;
+            return STEP_OK;
+        }
+        fp = r->fp;
+    }
     switch (row->kind) {
     case CFI_CFA_SP: cfa = r->sp + (uint64_t)(int64_t)row->cfa_off; break;
     case CFI_CFA_FP: cfa = r->fp + (uint64_t)(int64_t)row->cfa_off; break;
@@ -198,7 +233,7 @@ static size_t uw_leaf_lr(uint64_t *out, size_t n, size_t max, uint64_t lr, enum 
     return keep + 2;
 }
 
-size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *out, size_t max,
+size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *ms, uint64_t *out, size_t max,
                enum unwind_stop *stop)
 {
     if (max == 0) {
@@ -206,10 +241,16 @@ size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *o
         return 0;
     }
     if (mode == UW_MODE_FP) {
-        uint64_t lo = r.sp > m->lo ? r.sp : m->lo;
-        size_t n = unwind_fp(r.pc, r.fp, lo, m->hi, m->bias, out, max, stop);
+        uint64_t lo = r.sp > ms->lo ? r.sp : ms->lo;
+        size_t n = unwind_fp(r.pc, r.fp, lo, ms->hi, ms->bias, out, max, stop);
         return r.interrupted && r.lr ? uw_leaf_lr(out, n, max, arch_strip_ra(r.lr), stop) : n;
     }
+    struct uw_mem mem = {ms->lo, ms->hi, UINT64_MAX, 0, ms->bias, ms->direct, ms->unbuilt};
+    if (ms->hi >= 8 && ms->hi - 8 >= ms->lo) {
+        mem.clo = ms->lo;
+        mem.span = ms->hi - 8 - ms->lo;
+    }
+    const struct uw_mem *m = &mem;
     size_t n = 0;
     out[n++] = r.pc;
     /* The previous frame's image is looked at first: most callers are in the same one

@@ -91,49 +91,23 @@ const struct uw_rows *uw_image_rows(const struct uw_image *im)
     return im->file ? atomic_load_explicit(&im->file->tab, memory_order_acquire) : NULL;
 }
 
-/* The rules found lately, shared by every walker: a walk meets the same return
- * addresses again and again (a program's hot stacks), and a hit costs a few loads
- * where a search costs a chain of dependent ones, and a lookup without a table the
- * decoding of an FDE. Direct-mapped by pc; an entry is (pc, mapping, row), the row held
- * in the entry itself (no load through it). A mapping's descriptor is never reused, so
- * an image mapped again never takes another mapping's row. A writer claims an entry by
- * swapping its pc for UW_CACHE_BUSY, and skips the entry when another writer holds it
- * (a handler never waits); a reader takes the entry only when its pc reads the same
- * before and after the other words (a seqlock with no sequence: an entry rewritten
- * meanwhile for the same pc holds the same row, unless two mappings of different files
- * at one address were walked at once, around a dlclose). */
-#define UW_CACHE_BITS 12
-#define UW_CACHE_BUSY 1u
-static struct {
-    _Atomic uint64_t pc;
-    _Atomic(const struct uw_image *) im;
-    _Atomic uint64_t w[2]; /* the struct cfi_row */
-} uw_cache[1u << UW_CACHE_BITS];
-_Static_assert(sizeof(struct cfi_row) <= 16, "a row fits in an entry");
-
-static size_t uw_cache_slot(uint64_t pc)
-{
-    return (size_t)((pc * 0x9E3779B97F4A7C15ull) >> (64 - UW_CACHE_BITS));
-}
+/* The rules found lately, shared by every walker (table.h): a walk meets the same
+ * return addresses again and again (a program's hot stacks), and a hit costs a few
+ * loads where a search costs a chain of dependent ones, and a lookup without a table
+ * the decoding of an FDE. */
+struct uw_cache_entry uw_cache[1u << UW_CACHE_BITS];
 
 static const struct cfi_row *uw_row_search(const struct uw_rows *t, uint64_t slide, uint64_t pc);
 
-int uw_image_row(const struct uw_image *im, uint64_t pc, int direct, struct cfi_row *row)
+int uw_image_row_slow(const struct uw_image *im, uint64_t pc, int direct, struct cfi_row *row)
 {
     struct uw_file *f = im->file;
-    if (!f) return 0;
+    if (!f) {
+        *row = (struct cfi_row){.kind = CFI_NONE};
+        return 0;
+    }
     size_t i = uw_cache_slot(pc);
     uint64_t k = atomic_load_explicit(&uw_cache[i].pc, memory_order_acquire);
-    if (k == pc) {
-        const struct uw_image *ci = atomic_load_explicit(&uw_cache[i].im, memory_order_relaxed);
-        uint64_t w[2] = {atomic_load_explicit(&uw_cache[i].w[0], memory_order_relaxed),
-                         atomic_load_explicit(&uw_cache[i].w[1], memory_order_relaxed)};
-        atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&uw_cache[i].pc, memory_order_relaxed) == k && ci == im) {
-            memcpy(row, w, sizeof *row);
-            return row->kind != CFI_NONE;
-        }
-    }
     const struct uw_rows *t = atomic_load_explicit(&f->tab, memory_order_acquire);
     if (t) {
         const struct cfi_row *r = uw_row_search(t, im->slide, pc);

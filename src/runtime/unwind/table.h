@@ -22,8 +22,10 @@
 #define KESTREL_UNWIND_TABLE_H
 #include "runtime/unwind/cfi.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define UW_TABLE_BYTES_MAX (64u << 20) /* rows of every image together */
 #define UW_SLOTS 1024                   /* images mapped at once */
@@ -61,8 +63,51 @@ int uw_tables_ready(void);
 
 /* The rule that covers pc in im, into *row: 1 when CFI covers pc, 0 when none does
  * (a NONE row), -1 when im's table is not built and `direct` is 0. With `direct` the
- * caller vouches that im is still mapped, and a missing table is read from the FDE. */
-int uw_image_row(const struct uw_image *im, uint64_t pc, int direct, struct cfi_row *row);
+ * caller vouches that im is still mapped, and a missing table is read from the FDE.
+ * The rules found lately are kept in a cache that the inline part reads. */
+static inline int uw_image_row(const struct uw_image *im, uint64_t pc, int direct,
+                               struct cfi_row *row);
+int uw_image_row_slow(const struct uw_image *im, uint64_t pc, int direct, struct cfi_row *row);
+
+/* The row cache (table.c): direct-mapped by pc; an entry is (pc, mapping, row), the
+ * row held in the entry itself. A mapping's descriptor is never reused, so an image
+ * mapped again never takes another mapping's row. A writer claims an entry by swapping
+ * its pc for UW_CACHE_BUSY and skips the entry when another writer holds it (a handler
+ * never waits); a reader takes the entry only when its pc reads the same before and
+ * after the other words (a seqlock with no sequence: an entry rewritten meanwhile for
+ * the same pc holds the same row, unless two mappings of different files at one
+ * address were walked at once, around a dlclose). */
+#define UW_CACHE_BITS 12
+#define UW_CACHE_BUSY 1u
+struct uw_cache_entry {
+    _Atomic uint64_t pc;
+    _Atomic(const struct uw_image *) im;
+    _Atomic uint64_t w[2]; /* the struct cfi_row */
+};
+extern struct uw_cache_entry uw_cache[1u << UW_CACHE_BITS];
+_Static_assert(sizeof(struct cfi_row) <= 16, "a row fits in a cache entry");
+
+static inline size_t uw_cache_slot(uint64_t pc)
+{
+    return (size_t)((pc * 0x9E3779B97F4A7C15ull) >> (64 - UW_CACHE_BITS));
+}
+
+static inline int uw_image_row(const struct uw_image *im, uint64_t pc, int direct,
+                               struct cfi_row *row)
+{
+    struct uw_cache_entry *e = &uw_cache[uw_cache_slot(pc)];
+    if (atomic_load_explicit(&e->pc, memory_order_acquire) == pc) {
+        const struct uw_image *ci = atomic_load_explicit(&e->im, memory_order_relaxed);
+        uint64_t w[2] = {atomic_load_explicit(&e->w[0], memory_order_relaxed),
+                         atomic_load_explicit(&e->w[1], memory_order_relaxed)};
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&e->pc, memory_order_relaxed) == pc && ci == im) {
+            memcpy(row, w, sizeof *row);
+            return row->kind != CFI_NONE;
+        }
+    }
+    return uw_image_row_slow(im, pc, direct, row);
+}
 
 /* im's table, or NULL while it is not built (or the image has none). */
 const struct uw_rows *uw_image_rows(const struct uw_image *im);
