@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""The CPU cost of CFI unwinding: prog_chain built without frame pointers (two threads,
+"""bench/unwind/overhead.py [ROUNDS] [HZ] [LIB...]
+
+The CPU cost of CFI unwinding: prog_chain built without frame pointers (two threads,
 qsort with a callback and memset through a shared library), fixed work, its own
 CPU time (getrusage at exit: the profiler's threads inside the process count, perf's
 own process does not), unprofiled, under kestrel (signal and perf engines, --unwind
@@ -7,7 +9,9 @@ fp and cfi) and under perf record -g and --call-graph dwarf, interleaved rounds,
 medians. Prints a markdown table; the share of samples whose stack reaches main or
 thread_main is read from each profile, and for kestrel the on-CPU samples, the stack bytes
 the kernel copied per sample (perf engine, cfi) and the program CPU each sample cost
-(its CPU above the unprofiled run's, over its samples)."""
+(its CPU above the unprofiled run's, over its samples). Each further LIB (another
+build of libkestrel.so) adds its kestrel configurations to the same rounds, marked
+[B], [C]..., to compare builds side by side."""
 import json
 import os
 import resource
@@ -22,6 +26,7 @@ LIB = os.path.join(ROOT, "build", "lib", "libkestrel.so")
 KESTREL = os.path.join(ROOT, "build", "bin", "kestrel")
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 hz = int(sys.argv[2]) if len(sys.argv) > 2 else 997
+OTHER_LIBS = sys.argv[3:]
 SECS, ITERS = "0", "25"  # rounds of work a thread: about half a second of CPU each
 tmp = tempfile.mkdtemp(prefix="kestrel-uwbench-")
 
@@ -59,9 +64,15 @@ def run(cfg):
         p = subprocess.run([EXE, SECS, ITERS], env=env, capture_output=True, text=True)
         return cpu_of(p.stderr), children_cpu() - t0, None
     if cfg.startswith("kestrel"):
-        _, engine, mode = cfg.split("-")
+        lib = LIB
+        if " [" in cfg:
+            cfg_base, tag = cfg.split(" [")
+            lib = OTHER_LIBS[ord(tag[0]) - ord("B")]
+        else:
+            cfg_base = cfg
+        _, engine, mode = cfg_base.split("-")
         raw = os.path.join(tmp, "k.json")
-        env.update(LD_PRELOAD=LIB, KESTREL_PROFILE=raw, KESTREL_PROFILE_ENGINE=engine,
+        env.update(LD_PRELOAD=lib, KESTREL_PROFILE=raw, KESTREL_PROFILE_ENGINE=engine,
                    KESTREL_PROFILE_UNWIND=mode, KESTREL_PROFILE_HZ=str(hz))
         t0 = children_cpu()
         p = subprocess.run([EXE, SECS, ITERS], env=env, capture_output=True, text=True)
@@ -103,6 +114,9 @@ def run(cfg):
 
 cfgs = ["none", "kestrel-signal-fp", "kestrel-signal-cfi", "kestrel-perf-fp",
         "kestrel-perf-cfi", "perf-g", "perf-dwarf"]
+for k, _ in enumerate(OTHER_LIBS):
+    cfgs += ["%s [%s]" % (c, chr(ord("B") + k)) for c in
+             ("kestrel-signal-fp", "kestrel-signal-cfi", "kestrel-perf-fp", "kestrel-perf-cfi")]
 res = {c: [] for c in cfgs}
 tot = {c: [] for c in cfgs}
 share = {c: [] for c in cfgs}
@@ -116,6 +130,8 @@ for r in range(rounds):
             share[c].append(sh)
         elif c != "none":
             share[c].append(float("nan"))
+for k, lib in enumerate(OTHER_LIBS):
+    print("[%s]: %s" % (chr(ord("B") + k), lib))
 base = statistics.median(res["none"])
 tbase = statistics.median(tot["none"])
 print("| %d Hz, %d rounds | program CPU (median) | overhead, program | overhead, with the "

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What kestrel costs a short process: the CPU time (user + system, from wait4) of
-`true`, `sleep 0.05` and a shell script that starts 20 processes, unprofiled and under
+`true`, `sleep 0.05` and a shell script that starts 20 processes (tree.sh), unprofiled and under
 kestrel's perf and signal engines with --unwind fp and cfi, at 997 Hz. Every process of
 a tree is profiled (LD_PRELOAD is inherited). ROUNDS interleaved rounds, each
 configuration once a round in a rotating order; medians, and the ratio of each median
@@ -23,8 +23,7 @@ tmp = tempfile.mkdtemp(prefix="kestrel-short-")
 PROGS = {
     "true": ["/bin/true"],
     "sleep 0.05": ["/bin/sleep", "0.05"],
-    "sh, 20 processes": ["/bin/sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; "
-                         "/bin/echo x >/dev/null; done"],
+    "sh, 20 processes": ["/bin/sh", os.path.join(ROOT, "bench", "unwind", "tree.sh")],
 }
 
 
