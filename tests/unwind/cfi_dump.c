@@ -35,9 +35,9 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 
 static int same_rule(const struct cfi_row *a, const struct cfi_row *b)
 {
-    return a->kind == b->kind && (a->kind == CFI_NONE || (a->cfa_off == b->cfa_off &&
-                                                          a->fp_off == b->fp_off &&
-                                                          a->fp_rule == b->fp_rule));
+    return a->kind == b->kind &&
+           (a->kind == CFI_NONE ||
+            (a->cfa_off == b->cfa_off && a->fp_off == b->fp_off && a->fp_rule == b->fp_rule));
 }
 
 static const char *regname(int r)

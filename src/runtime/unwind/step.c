@@ -9,6 +9,7 @@
 #include "runtime/arch/arch.h"
 #include "runtime/unwind/table.h"
 
+#include <errno.h>
 #include <string.h>
 
 int uw_mode_parse(const char *s)
@@ -29,8 +30,8 @@ const char *uw_mode_name(int mode)
  * an 8-byte load at a is allowed when a - clo <= span. A stack of fewer than 8 bytes
  * gets clo = UINT64_MAX, span = 0: only that address passes, and it is misaligned. */
 struct uw_mem {
-    uint64_t lo, hi;     /* struct uw_stack's */
-    uint64_t clo, span;  /* the load check's */
+    uint64_t lo, hi;    /* struct uw_stack's */
+    uint64_t clo, span; /* the load check's */
     intptr_t bias;
     int direct;
     unsigned *unbuilt;
@@ -306,8 +307,8 @@ static void uw_walk_locked(void *arg)
     w->n = uw_walk(w->mode, w->r, &w->m, w->out, w->max, &w->stop);
 }
 
-size_t uw_walk_copy(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *out,
-                    size_t max, enum unwind_stop *stop)
+size_t uw_walk_copy(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *out, size_t max,
+                    enum unwind_stop *stop)
 {
     unsigned unbuilt = 0;
     struct uw_locked_walk w = {mode, r, *m, out, max, 0, UNWIND_CUT_RANGE};
@@ -318,7 +319,7 @@ size_t uw_walk_copy(int mode, struct uw_regs r, const struct uw_stack *m, uint64
         /* Else the first walk stands: its frame-pointer steps where no table was. */
         w.m.direct = UW_DIRECT_LOCKED;
         w.m.unbuilt = NULL;
-        if (uw_tables_locked(uw_walk_locked, &w) == -11 /* -EAGAIN */ && uw_tables_refresh() >= 0)
+        if (uw_tables_locked(uw_walk_locked, &w) == -EAGAIN && uw_tables_refresh() >= 0)
             uw_tables_locked(uw_walk_locked, &w);
     }
     *stop = w.stop;

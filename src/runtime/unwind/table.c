@@ -26,14 +26,15 @@
 #include "runtime/rtmem.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
-#define UW_KEY_MAX 256 /* bytes of an image's path kept to recognise it again */
-#define UW_BUILD_MIN 8      /* lookups without a table before any table is built */
-#define UW_BUILD_PER_FDE 2  /* lookups that cost what decoding one FDE into a table does */
+#define UW_KEY_MAX 256     /* bytes of an image's path kept to recognise it again */
+#define UW_BUILD_MIN 8     /* lookups without a table before any table is built */
+#define UW_BUILD_PER_FDE 2 /* lookups that cost what decoding one FDE into a table does */
 
 /* An image file, shared by its mappings. The identity is written before the file is
  * published through a descriptor; `tab` is stored once, after `rows`. */
@@ -42,10 +43,10 @@ struct uw_file {
     uint64_t hdr_rel;     /* .eh_frame_hdr - slide */
     uint64_t text_rel;    /* executable span - slide */
     uint64_t text_size;
-    uint32_t fdes;                          /* FDEs its header lists */
-    _Atomic uint32_t misses;                /* lookups made without the table */
-    _Atomic(const struct uw_rows *) tab;    /* &rows once built, NULL before */
-    uint8_t done;                           /* a build was tried (the runtime's thread) */
+    uint32_t fdes;                       /* FDEs its header lists */
+    _Atomic uint32_t misses;             /* lookups made without the table */
+    _Atomic(const struct uw_rows *) tab; /* &rows once built, NULL before */
+    uint8_t done;                        /* a build was tried (the runtime's thread) */
     struct uw_rows rows;
 };
 
@@ -57,7 +58,7 @@ static uint32_t uw_build_after(const struct uw_file *f)
 }
 
 static _Atomic(const struct uw_image *) uw_slots[UW_SLOTS];
-static _Atomic size_t uw_nslots; /* slots ever used */
+static _Atomic size_t uw_nslots;  /* slots ever used */
 static struct uw_image *uw_descs; /* UW_DESCS, mapped on first refresh */
 static size_t uw_ndescs;
 static struct uw_file *uw_files; /* UW_DESCS */
@@ -408,7 +409,8 @@ static int uw_build_cb(struct dl_phdr_info *info, size_t size, void *data)
     const struct uw_image *d =
         i < UW_SLOTS ? atomic_load_explicit(&uw_slots[i], memory_order_relaxed) : NULL;
     if (!d || !d->file || d->file->done) return 0;
-    if (!bp->all && atomic_load_explicit(&d->file->misses, memory_order_relaxed) < uw_build_after(d->file))
+    if (!bp->all &&
+        atomic_load_explicit(&d->file->misses, memory_order_relaxed) < uw_build_after(d->file))
         return 0;
     uw_build(d);
     bp->built++;
@@ -449,7 +451,7 @@ int uw_tables_locked(void (*fn)(void *), void *arg)
     pthread_mutex_lock(&uw_mu);
     if (uw_descs) dl_iterate_phdr(uw_locked_cb, &c);
     pthread_mutex_unlock(&uw_mu);
-    return c.ran ? 0 : -11; /* -EAGAIN */
+    return c.ran ? 0 : -EAGAIN;
 }
 
 void uw_table_stats(struct uw_table_stats *out)

@@ -28,8 +28,8 @@
 #include <string.h>
 
 #define UW_TABLE_BYTES_MAX (64u << 20) /* rows of every image together */
-#define UW_SLOTS 1024                   /* images mapped at once */
-#define UW_DESCS (1u << 16)             /* image mappings seen in a process's life */
+#define UW_SLOTS 1024                  /* images mapped at once */
+#define UW_DESCS (1u << 16)            /* image mappings seen in a process's life */
 
 /* One image file's table: rows sorted by loc, and where a lookup starts: pidx[k] is
  * the first row whose loc >> UW_PIDX_SHIFT is at least pbase + k, so a search looks at
@@ -46,11 +46,11 @@ struct uw_file; /* an image file: its identity, its table once built (table.c) *
 
 /* One mapping of an image, immutable once published. */
 struct uw_image {
-    uint64_t lo, hi;       /* its executable span, mapped addresses */
-    uint64_t slide;        /* rows are addresses - slide */
-    uint64_t hdr;          /* its .eh_frame_hdr, mapped address */
-    struct cfi_mem mem;    /* its readable memory, for lookups before the table */
-    struct uw_file *file;  /* NULL: the image has no usable CFI */
+    uint64_t lo, hi;      /* its executable span, mapped addresses */
+    uint64_t slide;       /* rows are addresses - slide */
+    uint64_t hdr;         /* its .eh_frame_hdr, mapped address */
+    struct cfi_mem mem;   /* its readable memory, for lookups before the table */
+    struct uw_file *file; /* NULL: the image has no usable CFI */
 };
 
 /* The image whose executable span holds pc, or NULL when no image known to the
@@ -128,17 +128,17 @@ int uw_tables_build(int all);
 int uw_tables_locked(void (*fn)(void *), void *arg);
 
 struct uw_table_stats {
-    uint64_t images;       /* images with a table */
-    uint64_t images_nocfi; /* images without usable CFI (no PT_GNU_EH_FRAME, bad header) */
-    uint64_t images_over;  /* images left without a table: the byte or slot limit */
-    uint64_t rows;         /* rows in all tables */
-    uint64_t bytes;        /* memory mapped for them */
-    uint64_t fdes;         /* FDEs decoded */
-    uint64_t fdes_bad;     /* FDEs rejected (malformed, out of bounds) */
+    uint64_t images;           /* images with a table */
+    uint64_t images_nocfi;     /* images without usable CFI (no PT_GNU_EH_FRAME, bad header) */
+    uint64_t images_over;      /* images left without a table: the byte or slot limit */
+    uint64_t rows;             /* rows in all tables */
+    uint64_t bytes;            /* memory mapped for them */
+    uint64_t fdes;             /* FDEs decoded */
+    uint64_t fdes_bad;         /* FDEs rejected (malformed, out of bounds) */
     uint64_t rows_unsupported; /* rows with a rule the step does not evaluate */
-    uint64_t reused;       /* mappings that found their table already built */
-    uint64_t mapped;       /* images registered (with CFI or not) */
-    uint64_t direct;       /* lookups read from an FDE, the table not built */
+    uint64_t reused;           /* mappings that found their table already built */
+    uint64_t mapped;           /* images registered (with CFI or not) */
+    uint64_t direct;           /* lookups read from an FDE, the table not built */
 };
 void uw_table_stats(struct uw_table_stats *out);
 #endif
