@@ -46,7 +46,7 @@ struct uw_file {
     uint32_t fdes;                       /* FDEs its header lists */
     _Atomic uint32_t misses;             /* lookups made without the table */
     _Atomic(const struct uw_rows *) tab; /* &rows once built, NULL before */
-    uint8_t done;                        /* a build was tried (the runtime's thread) */
+    _Atomic uint8_t done;                /* a build was tried (the runtime's thread) */
     struct uw_rows rows;
 };
 
@@ -123,7 +123,10 @@ int uw_image_row_slow(const struct uw_image *im, uint64_t pc, int direct, struct
             *row = (struct cfi_row){.kind = CFI_NONE};
         atomic_fetch_add_explicit(&uw_ndirect, 1, memory_order_relaxed);
         uint32_t m = atomic_fetch_add_explicit(&f->misses, 1, memory_order_relaxed) + 1;
-        if (m >= uw_build_after(f)) atomic_store_explicit(&uw_want, 1, memory_order_relaxed);
+        /* Asked again at every lookup past the threshold: a build finds the image only
+         * where it is mapped at that moment. A file whose build failed asks no more. */
+        if (m >= uw_build_after(f) && !atomic_load_explicit(&f->done, memory_order_relaxed))
+            atomic_store_explicit(&uw_want, 1, memory_order_relaxed);
     }
     if (k != UW_CACHE_BUSY && pc != UW_CACHE_BUSY &&
         atomic_compare_exchange_strong(&uw_cache[i].pc, &k, UW_CACHE_BUSY)) {
@@ -265,7 +268,7 @@ static struct uw_file *uw_file_of(const struct dl_phdr_info *info, const struct 
 static void uw_build(const struct uw_image *d)
 {
     struct uw_file *f = d->file;
-    f->done = 1;
+    atomic_store_explicit(&f->done, 1, memory_order_relaxed);
     struct cfi_stats cs = {0};
     long need = cfi_decode_image(&d->mem, d->hdr, d->slide, NULL, 0, &cs);
     if (need <= 0 || (uint64_t)need > UINT32_MAX) {
@@ -408,7 +411,7 @@ static int uw_build_cb(struct dl_phdr_info *info, size_t size, void *data)
     size_t i = uw_slot_of(lo, hi, info->dlpi_addr, hdr);
     const struct uw_image *d =
         i < UW_SLOTS ? atomic_load_explicit(&uw_slots[i], memory_order_relaxed) : NULL;
-    if (!d || !d->file || d->file->done) return 0;
+    if (!d || !d->file || atomic_load_explicit(&d->file->done, memory_order_relaxed)) return 0;
     if (!bp->all &&
         atomic_load_explicit(&d->file->misses, memory_order_relaxed) < uw_build_after(d->file))
         return 0;
