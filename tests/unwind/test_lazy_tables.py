@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Unwind tables built on need (docs/unwind.md, "Tables"): a process that takes no
 sample decodes no image's CFI, only registers its images; one that runs longer walks
-through FDEs read one at a time, then has the tables it needs built, with its stacks
-whole all along. Each engine, --unwind=cfi, the counts of the raw file's
+through FDEs read one at a time and has not every table built, with its stacks whole
+all along. Each engine, --unwind=cfi, the counts of the raw file's
 `unwind_tables`."""
 import glob
 import json
@@ -52,9 +52,12 @@ for engine in ("signal", "perf"):
     exe = os.path.join(ROOT, "build", "tests", "unwind", "nofp", "prog_chain")
     raw, stacks = record(engine, [exe, "1.5"])
     t = raw.get("unwind_tables", {})
-    check(t.get("lookups_without_table", 0) > 0 and t.get("images", 0) >= 1 and
-          t.get("images", 0) < t.get("images_mapped", 0),
-          "%s: prog_chain read %s rules from FDEs, then built %s of its %s images' tables" %
+    # Built up front, every image with CFI would have its table; which ones are built
+    # here depends on where the samples fell (tests/unwind/test_hard_cases.py checks
+    # that tables are built and found again).
+    check(t.get("lookups_without_table", 0) > 0 and
+          t.get("images", 0) + t.get("images_without_cfi", 0) < t.get("images_mapped", 0),
+          "%s: prog_chain read %s rules from FDEs and built %s of its %s images' tables" %
           (engine, t.get("lookups_without_table"), t.get("images"), t.get("images_mapped")))
     on_cpu = [(fr, n) for fr, n in stacks if not any("futex" in f or "nanosleep" in f
                                                      for f in fr)]

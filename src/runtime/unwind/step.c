@@ -99,7 +99,9 @@ static int step_entry(const struct uw_mem *m, struct uw_regs *r)
     /* The word is not known to be a return address: an image's CFI is read only
      * where every image is known to be mapped. */
     const struct uw_image *im = uw_table_find(ra - 1);
-    if (!im || uw_image_row(im, ra - 1, m->direct == UW_DIRECT_LOCKED, &row) <= 0) return 0;
+    if (!im || uw_image_row(im, ra - 1, m->direct == UW_DIRECT_LOCKED ? UW_DIRECT_LOCKED : 0,
+                            &row) <= 0)
+        return 0;
     r->pc = ra;
     if (!ARCH_RA_IN_LR) r->sp += 8;
     r->interrupted = 0;
@@ -258,7 +260,7 @@ size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *ms, uint64_t *
      * (a descriptor stays readable after its image is retired, and the walk reads
      * nothing of the image itself). */
     const struct uw_image *im = NULL;
-    int direct = m->direct != UW_DIRECT_NONE;
+    int direct = m->direct;
     for (;;) {
         /* A return address is looked up one byte back: the call may be its function's
          * last instruction (a call to a function that does not return). */
@@ -278,7 +280,7 @@ size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *ms, uint64_t *
             rc = STEP_OK;
         } else {
             rc = step_fp(m, &r, stop);
-            if (m->direct == UW_DIRECT_LIVE) direct = 0;
+            if (m->direct == UW_DIRECT_LIVE) direct = UW_DIRECT_NONE;
         }
         if (rc != STEP_OK) break;
         if (n == max) {

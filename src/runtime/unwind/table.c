@@ -2,8 +2,8 @@
  * runtime's thread, searched anywhere (table.h).
  *
  * Signal handlers: uw_table_find(), uw_image_row(), uw_image_rows() (atomic loads and
- * stores, reads of immutable published memory, cfi_lookup() of a mapped image, no
- * call out). Inside malloc: those; uw_tables_refresh(), uw_tables_build() and
+ * stores, reads of immutable published memory, process_vm_readv and cfi_lookup() of a
+ * mapped image). Inside malloc: those; uw_tables_refresh(), uw_tables_build() and
  * uw_tables_locked() are never called there (they take the loader's lock through
  * dl_iterate_phdr). dlopen is not interposed: glibc resolves a relative name with the
  * caller's RUNPATH, and a wrapper would become the caller.
@@ -22,6 +22,7 @@
  * process never pays much more than twice the cheaper of the two (the rent-or-buy
  * rule), and one that takes few samples decodes nothing. */
 #include "runtime/unwind/table.h"
+#include "runtime/unwind/step.h"
 #include "runtime/loader_fork.h"
 #include "runtime/rtmem.h"
 
@@ -31,6 +32,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #define UW_KEY_MAX 256     /* bytes of an image's path kept to recognise it again */
 #define UW_BUILD_MIN 8     /* lookups without a table before any table is built */
@@ -100,6 +103,19 @@ struct uw_cache_entry uw_cache[1u << UW_CACHE_BITS];
 
 static const struct cfi_row *uw_row_search(const struct uw_rows *t, uint64_t slide, uint64_t pc);
 
+/* Whether im's .eh_frame_hdr still begins as it did when im was registered, read by the
+ * kernel (process_vm_readv fails where nothing is mapped, never faults): an image
+ * unloaded since the last refresh and another loaded at its address would make im a
+ * stale descriptor whose memory is no longer what it says. */
+static int uw_hdr_same(const struct uw_image *im)
+{
+    uint8_t now[sizeof im->hdr_head];
+    struct iovec local = {now, sizeof now};
+    struct iovec remote = {(void *)(uintptr_t)im->hdr, sizeof now};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof now) return 0;
+    return memcmp(now, im->hdr_head, sizeof now) == 0;
+}
+
 int uw_image_row_slow(const struct uw_image *im, uint64_t pc, int direct, struct cfi_row *row)
 {
     struct uw_file *f = im->file;
@@ -116,7 +132,7 @@ int uw_image_row_slow(const struct uw_image *im, uint64_t pc, int direct, struct
             *row = *r;
         else
             *row = (struct cfi_row){.kind = CFI_NONE};
-    } else if (!direct) {
+    } else if (!direct || (direct == UW_DIRECT_LIVE && !uw_hdr_same(im))) {
         return -1;
     } else {
         if (cfi_lookup(&im->mem, im->hdr, im->slide, pc, row) != 0)
@@ -353,6 +369,15 @@ static int uw_visit_cb(struct dl_phdr_info *info, size_t size, void *data)
     d->slide = info->dlpi_addr;
     d->hdr = hdr;
     d->mem = mem;
+    memset(d->hdr_head, 0, sizeof d->hdr_head);
+    if (hdr) { /* mapped: the loader's lock is held; a header shorter than 16 bytes
+                * (no FDE) has no file, and is never read again */
+        uint64_t end = 0;
+        for (int i = 0; i < mem.n; i++)
+            if (hdr >= mem.s[i].lo && hdr < mem.s[i].hi) end = mem.s[i].hi;
+        if (end - hdr >= sizeof d->hdr_head)
+            memcpy(d->hdr_head, (const void *)(uintptr_t)hdr, sizeof d->hdr_head);
+    }
     d->file = uw_file_of(info, d);
     uw_st.mapped++;
     uw_seen[slot] = 1;

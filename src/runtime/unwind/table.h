@@ -50,6 +50,7 @@ struct uw_image {
     uint64_t slide;       /* rows are addresses - slide */
     uint64_t hdr;         /* its .eh_frame_hdr, mapped address */
     struct cfi_mem mem;   /* its readable memory, for lookups before the table */
+    uint8_t hdr_head[16]; /* the first bytes of its .eh_frame_hdr when registered */
     struct uw_file *file; /* NULL: the image has no usable CFI */
 };
 
@@ -62,8 +63,13 @@ const struct uw_image *uw_table_find(uint64_t pc);
 int uw_tables_ready(void);
 
 /* The rule that covers pc in im, into *row: 1 when CFI covers pc, 0 when none does
- * (a NONE row), -1 when im's table is not built and `direct` is 0. With `direct` the
- * caller vouches that im is still mapped, and a missing table is read from the FDE.
+ * (a NONE row), -1 when im's table is not built and `direct` is 0 (enum uw_direct of
+ * step.h). With `direct` the caller vouches that the image that holds pc is mapped, and
+ * a missing table is read from the FDE: LOCKED, the loader's lock held, im is that
+ * image; LIVE (a thread's own live frames), im may be a descriptor an unload and a load
+ * at the same address made stale since the last refresh, so the first bytes of its
+ * .eh_frame_hdr are read first through a call that cannot fault and must be those it
+ * had when it was registered (else -1).
  * The rules found lately are kept in a cache that the inline part reads. */
 static inline int uw_image_row(const struct uw_image *im, uint64_t pc, int direct,
                                struct cfi_row *row);
