@@ -106,14 +106,28 @@ static const struct cfi_row *uw_row_search(const struct uw_rows *t, uint64_t sli
 /* Whether im's .eh_frame_hdr still begins as it did when im was registered, read by the
  * kernel (process_vm_readv fails where nothing is mapped, never faults): an image
  * unloaded since the last refresh and another loaded at its address would make im a
- * stale descriptor whose memory is no longer what it says. */
+ * stale descriptor whose memory is no longer what it says. Where the call does not
+ * exist or is refused (qemu-user: ENOSYS; a seccomp filter: EPERM), or cannot read an
+ * image's header as it is registered, the check is skipped from then on: reading no
+ * FDE there would leave every table unbuilt. errno is the caller's again on return (a
+ * handler, malloc). */
+static _Atomic int uw_vm_read = 1; /* 0: process_vm_readv unavailable */
+
 static int uw_hdr_same(const struct uw_image *im)
 {
+    if (!atomic_load_explicit(&uw_vm_read, memory_order_relaxed)) return 1;
+    int saved = errno;
     uint8_t now[sizeof im->hdr_head];
     struct iovec local = {now, sizeof now};
     struct iovec remote = {(void *)(uintptr_t)im->hdr, sizeof now};
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof now) return 0;
-    return memcmp(now, im->hdr_head, sizeof now) == 0;
+    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    int err = errno;
+    errno = saved;
+    if (got < 0 && (err == ENOSYS || err == EPERM)) {
+        atomic_store_explicit(&uw_vm_read, 0, memory_order_relaxed);
+        return 1;
+    }
+    return got == (ssize_t)sizeof now && memcmp(now, im->hdr_head, sizeof now) == 0;
 }
 
 int uw_image_row_slow(const struct uw_image *im, uint64_t pc, int direct, struct cfi_row *row)
@@ -375,8 +389,12 @@ static int uw_visit_cb(struct dl_phdr_info *info, size_t size, void *data)
         uint64_t end = 0;
         for (int i = 0; i < mem.n; i++)
             if (hdr >= mem.s[i].lo && hdr < mem.s[i].hi) end = mem.s[i].hi;
-        if (end - hdr >= sizeof d->hdr_head)
+        if (end - hdr >= sizeof d->hdr_head) {
             memcpy(d->hdr_head, (const void *)(uintptr_t)hdr, sizeof d->hdr_head);
+            /* A kernel call that cannot read this mapped header here cannot check
+             * any (an emulator that does not translate it): the check is skipped. */
+            if (!uw_hdr_same(d)) atomic_store_explicit(&uw_vm_read, 0, memory_order_relaxed);
+        }
     }
     d->file = uw_file_of(info, d);
     uw_st.mapped++;
