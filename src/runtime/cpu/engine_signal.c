@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -47,6 +48,12 @@
 #define SIG_STUCK_TICKS 3             /* ticks a running thread may leave its signal pending
                                          before the sampler asks whether it blocks it */
 #define SIG_MASK_PROBE 64             /* ticks between two looks at a masked thread's mask */
+/* A signal sent to a thread running user code is taken within microseconds (an
+ * interrupt brings it); outside a wrapped call, one taken within this bound is never
+ * late (sig_late). */
+#define SIG_LATE_NS 50000ull
+#define SIG_RESUME_NS 20000ull /* a thread the sampler preempted resumes within this much
+                                  of the sampler's tick's end */
 /* A thread whose stack is smaller than this takes its samples on an alternate signal
  * stack of the runtime's: the kernel's signal frame alone (registers, xsave state) is
  * about 3 KB on this machine, which a PTHREAD_STACK_MIN thread cannot spare. */
@@ -84,6 +91,8 @@ struct sig_ring {
     uint64_t cpu_start;       /* the thread's CPU clock at registration (sampler only) */
     _Atomic uint64_t cpu_end; /* ... when it unregistered, 0 before */
     uint64_t sig_cpu;         /* CPU ns the coming sample accounts for */
+    uint64_t sig_sent_ns;     /* CLOCK_MONOTONIC when the signal was sent */
+    uint64_t sig_clock_ns;    /* the thread's CPU clock then */
     uint8_t sig_state;        /* enum sink_state of the coming sample */
     struct sig_entry e[SIG_RING];
 };
@@ -97,12 +106,43 @@ static pthread_t sig_thread;
 static uint64_t sig_rng;     /* xorshift64 state for the jitter */
 static uint64_t sig_idle_ns; /* below this much CPU in a tick, ask /proc */
 static uint64_t sig_threads_masked; /* threads found blocking the signal while running */
+/* The sampler's last tick, for the handler's sig_late(): the CPU it ran on, its number,
+ * when it ended, and the tick whose preempted thread a handler already stood for. */
+static _Atomic int sig_tick_cpu = -1;
+static _Atomic uint64_t sig_tick_seq, sig_tick_end_ns, sig_tick_claimed;
 static uint64_t sig_cpu_unsampled;  /* CPU ns of threads that ran and could not be signalled,
                                        or ended between two ticks */
 static uint64_t sig_threads_cpu;    /* CPU ns of the registrations, from start to end */
 
 
 /* ============================ the handler ============================ */
+
+/* Whether the signal came late to a thread that was not on a CPU when it was sent: it
+ * ran for less than half the time since, and it did not simply resume the moment the
+ * sampler left its CPU. On a busy machine the sampler's wake-up preempts whichever thread
+ * ran on its CPU: that thread was running at the tick, and the first thread to take the
+ * sampler's CPU back within SIG_RESUME_NS of its tick's end stands for it (one per tick,
+ * claimed). Outside a wrapped call a signal taken within SIG_LATE_NS is never late: the
+ * thread was running user code, and the interrupt that brings the signal takes that long
+ * here. Async-signal-safe: clock reads, getcpu, atomics. */
+static int sig_late(const struct sig_ring *r, uint64_t now, enum blocking_where where)
+{
+    if (now < r->sig_sent_ns) return 0;
+    uint64_t gap = now - r->sig_sent_ns;
+    if (where == BLOCKING_OUTSIDE && gap < SIG_LATE_NS) return 0;
+    uint64_t cpu = rt_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t ran = cpu > r->sig_clock_ns ? cpu - r->sig_clock_ns : 0;
+    if (ran >= gap / 2) return 0;
+    uint64_t end = atomic_load_explicit(&sig_tick_end_ns, memory_order_acquire);
+    if (now >= end && now - end < SIG_RESUME_NS &&
+        sched_getcpu() == atomic_load_explicit(&sig_tick_cpu, memory_order_relaxed)) {
+        uint64_t tick = atomic_load_explicit(&sig_tick_seq, memory_order_relaxed);
+        uint64_t claimed = atomic_load_explicit(&sig_tick_claimed, memory_order_relaxed);
+        if (claimed != tick && atomic_compare_exchange_strong(&sig_tick_claimed, &claimed, tick))
+            return 0;
+    }
+    return 1;
+}
 
 static void sig_handler(int sig, siginfo_t *si, void *ucv)
 {
@@ -111,7 +151,8 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
         return;
     }
     int saved_errno = errno;
-    int asleep = blocking_interrupted(ucv); /* a wrapped call it cut short resumes */
+    /* A wrapped call it cut short resumes. */
+    enum blocking_where where = blocking_interrupted(ucv);
     struct reg_slot *s = registry_self();
     if (s && atomic_load_explicit(&sig_running, memory_order_acquire)) {
         struct sig_ring *r = &sig_rings[registry_slot_index(s)];
@@ -138,8 +179,13 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
              * the tick, then slept): its stack is the sleep's. On-CPU, it would charge
              * the time of whatever ran before the sleep to the function that slept (a
              * half-sleeping function measured 64% of the CPU instead of 50%); it is a
-             * waiting sample, its CPU still counted. */
-            e->state = asleep ? SINK_WAITING : r->sig_state;
+             * waiting sample, its CPU still counted. So is one taken late, after the
+             * thread ran for less than half the time since the signal was sent: it
+             * was waiting for a CPU, or asleep in a call that is not wrapped, and is
+             * taken where it resumes (often as a system call ends: an epoll server's
+             * workers read a running share of 0.70 against 0.28 of CPU/wall). */
+            int waiting = where == BLOCKING_ASLEEP || sig_late(r, e->t_ns, where);
+            e->state = waiting ? SINK_WAITING : r->sig_state;
             atomic_store_explicit(&r->head, h + 1, memory_order_release);
         }
         atomic_store_explicit(&r->pending, 0, memory_order_release);
@@ -176,9 +222,12 @@ static void sig_drain(struct reg_slot *s, struct sig_ring *r)
     if (d) sink_drop(d);
 }
 
-static void sig_send(struct reg_slot *s, struct sig_ring *r, uint64_t cpu_ns, int state)
+static void sig_send(struct reg_slot *s, struct sig_ring *r, uint64_t cpu_ns, uint64_t clock_ns,
+                     int state)
 {
     r->sig_cpu = cpu_ns;
+    r->sig_clock_ns = clock_ns;
+    r->sig_sent_ns = rt_clock_ns(CLOCK_MONOTONIC);
     r->sig_state = (uint8_t)state;
     r->stuck = 0;
     atomic_store_explicit(&r->pending, 1, memory_order_release);
@@ -292,14 +341,16 @@ static void sig_tick(uint64_t now)
                 r->owed++; /* runnable, not running: sampled when it resumes */
             continue;
         }
-        /* A thread that ran little (or only to take our last signal) is asked about
-         * first: if it is blocked in a call now, it is waiting and is not signalled. */
-        if (delta < sig_idle_ns && waitstack_sample(s, now, delta) != 0) {
+        /* A thread that ran little (or only to take our last signal), or that is inside
+         * a wrapped blocking call, is asked about first: if it is blocked in a call now,
+         * it is waiting and is not signalled (a server's worker asleep in epoll_wait). */
+        if ((delta < sig_idle_ns || atomic_load_explicit(&s->in_call, memory_order_relaxed)) &&
+            waitstack_sample(s, now, delta) != 0) {
             s->cpu_last_ns = cpu;
             continue;
         }
         waitstack_episode_end(s);
-        sig_send(s, r, delta, delta ? SINK_ON_CPU : SINK_WAITING);
+        sig_send(s, r, delta, cpu, delta ? SINK_ON_CPU : SINK_WAITING);
         s->cpu_last_ns = cpu;
     }
     registry_unlock();
@@ -365,9 +416,13 @@ static void *sig_main(void *arg)
         struct timespec ts = rt_timespec(next);
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
+        atomic_store_explicit(&sig_tick_cpu, sched_getcpu(), memory_order_relaxed);
         sig_tick(next);
         if (++ticks % SIG_IMAGES_EVERY == 0) maps_refresh_all();
         if (cfi && ticks % SIG_TABLES_EVERY == 0) uw_tables_refresh();
+        /* The tick is over: a thread it preempted may take the CPU back now. */
+        atomic_store_explicit(&sig_tick_seq, ticks, memory_order_relaxed);
+        atomic_store_explicit(&sig_tick_end_ns, rt_clock_ns(CLOCK_MONOTONIC), memory_order_release);
     }
     sig_final_drain();
     maps_refresh_all();
