@@ -6,8 +6,9 @@
  * (epoll_wait, accept4, read, write), as real servers do.
  *
  * After SECONDS it stops and prints one line per thread:
- *   thread K cpu_ns=N wall_ns=N requests=N
- * (its CPU clock and the wall time of its loop), then "requests N".
+ *   thread K cpu_ns=N wall_ns=N requests=N tid=N
+ * (its CPU clock and the wall time of its loop, its kernel thread id), then
+ * "requests N".
  *
  *   server PORT THREADS WORK_US SECONDS */
 #include <errno.h>
@@ -80,6 +81,7 @@ struct worker {
     pthread_t t;
     int64_t cpu_ns, wall_ns;
     long requests;
+    int tid;
 };
 static struct worker workers[MAXT];
 volatile unsigned long evloop_sink;
@@ -152,6 +154,7 @@ struct conn {
 static void *loop(void *arg)
 {
     struct worker *w = arg;
+    w->tid = (int)syscall(SYS_gettid);
     int lfd = listener();
     int ep = epoll_create1(EPOLL_CLOEXEC);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
@@ -239,8 +242,9 @@ int main(int argc, char **argv)
     long total = 0;
     for (int i = 0; i < nthreads; i++) {
         pthread_join(workers[i].t, NULL);
-        printf("thread %d cpu_ns=%lld wall_ns=%lld requests=%ld\n", i,
-               (long long)workers[i].cpu_ns, (long long)workers[i].wall_ns, workers[i].requests);
+        printf("thread %d cpu_ns=%lld wall_ns=%lld requests=%ld tid=%d\n", i,
+               (long long)workers[i].cpu_ns, (long long)workers[i].wall_ns, workers[i].requests,
+               workers[i].tid);
         total += workers[i].requests;
     }
     if (probe_hz)
