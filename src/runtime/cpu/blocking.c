@@ -57,8 +57,9 @@ enum blocking_where blocking_interrupted(const void *ucv)
     /* Inside a wrapped call the PC is in libc's, the vDSO's or the program's text,
      * readable. The kernel, restarting a system call for the handler, set the PC back
      * onto its system call instruction; one it ended with EINTR leaves the PC after
-     * it. Either way the thread was asleep in the call. One that ended on its own was
-     * running (its CPU time in the kernel, or the wake-up). */
+     * it. Either way the thread was asleep in the call. One that ended on its own may
+     * have been running (its CPU time in the kernel) or waking up: the engine tells
+     * which from how late the signal came (engine_signal.c, sig_late). */
     return arch_at_syscall((const ucontext_t *)ucv, EINTR) ? BLOCKING_ASLEEP : BLOCKING_IN_CALL;
 }
 

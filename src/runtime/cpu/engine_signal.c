@@ -1,12 +1,14 @@
 /* engine_signal.c — the signal engine: a sampler thread of the runtime's own wakes on
  * absolute, jittered deadlines, reads every registered thread's CPU clock, sends one
- * signal (tgkill) to each thread that ran since its previous sample, and takes a
- * waiting sample, without any signal, for each thread that did not. The handler walks
- * its own stack into the thread's single-producer single-consumer ring, which the
- * sampler drains into the sink.
+ * signal (tgkill) to each thread that ran since its previous sample and is not asleep
+ * in a wrapped blocking call, and takes a waiting sample, without any signal, for each
+ * of the others. The handler walks its own stack into the thread's single-producer
+ * single-consumer ring, which the sampler drains into the sink; the sample's state is
+ * the thread's at the tick, read from how late the signal came (sig_late).
  *
  * Signal handlers: sig_handler() and what it calls — registry_self(), uw_walk(),
- * blocking_interrupted(), clock_gettime, atomics. No lock, no allocation, errno preserved.
+ * blocking_interrupted(), clock_gettime, sched_getcpu, atomics. No lock, no allocation,
+ * errno preserved.
  * Inside malloc: nothing. */
 #include "runtime/arch/arch.h"
 #include "runtime/rtfd.h"
