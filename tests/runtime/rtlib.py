@@ -17,6 +17,9 @@ if ARCH == "x86_64":
 else:
     LIB = os.path.join(BUILD, ARCH, "lib", "libkestrel.so")
     PROGS = os.path.join(BUILD, ARCH, "tests", "runtime", "qemu")
+# Under qemu-user what the kernel counts for the process (page faults, VmSize) is the
+# emulator's as much as the program's.
+EMULATED = ARCH != "x86_64"
 # The engine under test: the environment's, else the signal engine (auto would pick
 # perf where the kernel allows it; tests/perf/rules.mk runs this suite again with perf).
 ENGINE = os.environ.get("KESTREL_PROFILE_ENGINE") or "signal"
