@@ -4,10 +4,9 @@
 # build/aarch64's, each helper started by its qemu-aarch64 wrapper; rtlib.EMULATED).
 # Four leave a part out there, each saying why in its docstring (docs/aarch64.md):
 # api its page-fault count (the emulator's), program_signals how many SIGPROF its
-# ITIMER_PROF brings, process_life its modes that exec an aarch64 program or fork
-# while sampling, signal_alloc its CPU-profiled runs (its program forks); qemu-user
-# cannot exec an aarch64 program here (no binfmt_misc) and qemu 7.2 aborts a threaded
-# program's fork child that starts a thread, as the runtime's does. Left out, and why:
+# ITIMER_PROF brings, process_life its modes that fork while sampling, signal_alloc
+# its CPU-profiled runs (its program forks): qemu 7.2 aborts a threaded program's fork
+# child that starts a thread, as the runtime's does. Left out, and why:
 # those whose helpers run `kestrel record` or a native program (debian_programs,
 # event_loop, junk_fp, stack_completeness, utf8_names), those that name frames from
 # the helper's file or read its threads' names and counts, which under qemu are the
