@@ -48,6 +48,17 @@ def prog(name):
     return os.path.join(PROGS, name)
 
 
+def program_file(name):
+    """The program a helper runs as: under qemu the aarch64 file its wrapper starts."""
+    return os.path.join(os.path.dirname(PROGS), name) if EMULATED else prog(name)
+
+
+# A thread's name when the program names none: its executable's, under qemu-user the
+# emulator's (the kernel's comm of the host process).
+def default_thread_name(name):
+    return "qemu-" + ARCH if EMULATED else name[:15]
+
+
 def profiled_env(path, hz=None, extra=None):
     env = dict(os.environ)
     env["LD_PRELOAD"] = LIB
