@@ -12,7 +12,7 @@
 # program's fork child that starts a thread, as the runtime's does.
 # Left out, and why: those whose helpers run `kestrel record` or a native program
 # (debian_programs, event_loop, junk_fp, stack_completeness, utf8_names), thread_cpu
-# (4000 short threads, which qemu-user cannot run), waiting_share
+# (a short thread's CPU clock under qemu counts the emulator's work on it), waiting_share
 # (/proc/self/task/TID/syscall shows the emulator's registers) and small_stack, which
 # fails there for what it finds (a heap sample inside malloc writes 1 KiB of the
 # thread's stack more than malloc alone on aarch64; docs/aarch64.md).
