@@ -7,8 +7,8 @@
  * the thread's at the tick, read from how late the signal came (sig_late).
  *
  * Signal handlers: sig_handler() and what it calls — registry_self(), uw_walk(),
- * blocking_interrupted(), clock_gettime, sched_getcpu, atomics. No lock, no allocation,
- * errno preserved.
+ * blocking_interrupted(), clock_gettime, atomics. No lock, no allocation, errno
+ * preserved.
  * Inside malloc: nothing. */
 #include "runtime/arch/arch.h"
 #include "runtime/rtfd.h"
@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -50,12 +49,6 @@
 #define SIG_STUCK_TICKS 3             /* ticks a running thread may leave its signal pending
                                          before the sampler asks whether it blocks it */
 #define SIG_MASK_PROBE 64             /* ticks between two looks at a masked thread's mask */
-/* A signal sent to a thread running user code is taken within microseconds (an
- * interrupt brings it); outside a wrapped call, one taken within this bound is never
- * late (sig_late). */
-#define SIG_LATE_NS 50000ull
-#define SIG_RESUME_NS 20000ull /* a thread the sampler preempted resumes within this much
-                                  of the sampler's tick's end */
 /* A thread whose stack is smaller than this takes its samples on an alternate signal
  * stack of the runtime's: the kernel's signal frame alone (registers, xsave state) is
  * about 3 KB on this machine, which a PTHREAD_STACK_MIN thread cannot spare. */
@@ -108,10 +101,6 @@ static pthread_t sig_thread;
 static uint64_t sig_rng;     /* xorshift64 state for the jitter */
 static uint64_t sig_idle_ns; /* below this much CPU in a tick, ask /proc */
 static uint64_t sig_threads_masked; /* threads found blocking the signal while running */
-/* The sampler's last tick, for the handler's sig_late(): the CPU it ran on, its number,
- * when it ended, and the tick whose preempted thread a handler already stood for. */
-static _Atomic int sig_tick_cpu = -1;
-static _Atomic uint64_t sig_tick_seq, sig_tick_end_ns, sig_tick_claimed;
 static uint64_t sig_cpu_unsampled;  /* CPU ns of threads that ran and could not be signalled,
                                        or ended between two ticks */
 static uint64_t sig_threads_cpu;    /* CPU ns of the registrations, from start to end */
@@ -119,31 +108,21 @@ static uint64_t sig_threads_cpu;    /* CPU ns of the registrations, from start t
 
 /* ============================ the handler ============================ */
 
-/* Whether the signal came late to a thread that was not on a CPU when it was sent: it
- * ran for less than half the time since, and it did not simply resume the moment the
- * sampler left its CPU. On a busy machine the sampler's wake-up preempts whichever thread
- * ran on its CPU: that thread was running at the tick, and the first thread to take the
- * sampler's CPU back within SIG_RESUME_NS of its tick's end stands for it (one per tick,
- * claimed). Outside a wrapped call a signal taken within SIG_LATE_NS is never late: the
- * thread was running user code, and the interrupt that brings the signal takes that long
- * here. Async-signal-safe: clock reads, getcpu, atomics. */
-static int sig_late(const struct sig_ring *r, uint64_t now, enum blocking_where where)
+/* Whether a signal taken as a wrapped call ended came late, to a thread that was not
+ * on a CPU when it was sent: it ran for less than half the time since. It was asleep in
+ * the call and waking, or waiting for a CPU to resume on, and its sample is taken where
+ * it resumes, as the call ends: charged to that call, the time of a server's request
+ * handler went to its read, write and epoll_wait. Outside a wrapped call the thread
+ * takes the signal in the code it was running, where its CPU time went, late or not
+ * (a thread preempted by the sampler's own wake-up takes it late too).
+ * Async-signal-safe: clock reads. */
+static int sig_late(const struct sig_ring *r, uint64_t now)
 {
     if (now < r->sig_sent_ns) return 0;
     uint64_t gap = now - r->sig_sent_ns;
-    if (where == BLOCKING_OUTSIDE && gap < SIG_LATE_NS) return 0;
     uint64_t cpu = rt_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     uint64_t ran = cpu > r->sig_clock_ns ? cpu - r->sig_clock_ns : 0;
-    if (ran >= gap / 2) return 0;
-    uint64_t end = atomic_load_explicit(&sig_tick_end_ns, memory_order_acquire);
-    if (now >= end && now - end < SIG_RESUME_NS &&
-        sched_getcpu() == atomic_load_explicit(&sig_tick_cpu, memory_order_relaxed)) {
-        uint64_t tick = atomic_load_explicit(&sig_tick_seq, memory_order_relaxed);
-        uint64_t claimed = atomic_load_explicit(&sig_tick_claimed, memory_order_relaxed);
-        if (claimed != tick && atomic_compare_exchange_strong(&sig_tick_claimed, &claimed, tick))
-            return 0;
-    }
-    return 1;
+    return ran < gap / 2;
 }
 
 static void sig_handler(int sig, siginfo_t *si, void *ucv)
@@ -164,6 +143,17 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
             atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
         } else {
             struct sig_entry *e = &r->e[h % SIG_RING];
+            e->t_ns = rt_clock_ns(CLOCK_MONOTONIC);
+            /* The time and the state are read before the walk, which takes its own.
+             * The signal found the thread asleep in a blocking call (it ran during the
+             * tick, then slept): its stack is the sleep's. On-CPU, it would charge the
+             * time of whatever ran before the sleep to the function that slept (a
+             * half-sleeping function measured 64% of the CPU instead of 50%); it is a
+             * waiting sample, its CPU still counted. So is one taken late as a wrapped
+             * call ended (sig_late): counted as running, an epoll server's workers read
+             * a running share of 0.70 against 0.28 of CPU/wall. */
+            int waiting = where == BLOCKING_ASLEEP ||
+                          (where == BLOCKING_IN_CALL && sig_late(r, e->t_ns));
             struct arch_regs ar;
             arch_uc_regs((const ucontext_t *)ucv, &ar);
             enum unwind_stop stop = UNWIND_CUT_RANGE;
@@ -175,18 +165,7 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
                                              UNWIND_MAX_DEPTH, &stop)
                          : 0;
             e->stop = (uint8_t)stop;
-            e->t_ns = rt_clock_ns(CLOCK_MONOTONIC);
             e->cpu_ns = r->sig_cpu;
-            /* The signal found the thread asleep in a blocking call (it ran during
-             * the tick, then slept): its stack is the sleep's. On-CPU, it would charge
-             * the time of whatever ran before the sleep to the function that slept (a
-             * half-sleeping function measured 64% of the CPU instead of 50%); it is a
-             * waiting sample, its CPU still counted. So is one taken late, after the
-             * thread ran for less than half the time since the signal was sent: it
-             * was waiting for a CPU, or asleep in a call that is not wrapped, and is
-             * taken where it resumes (often as a system call ends: an epoll server's
-             * workers read a running share of 0.70 against 0.28 of CPU/wall). */
-            int waiting = where == BLOCKING_ASLEEP || sig_late(r, e->t_ns, where);
             e->state = waiting ? SINK_WAITING : r->sig_state;
             atomic_store_explicit(&r->head, h + 1, memory_order_release);
         }
@@ -418,13 +397,9 @@ static void *sig_main(void *arg)
         struct timespec ts = rt_timespec(next);
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
-        atomic_store_explicit(&sig_tick_cpu, sched_getcpu(), memory_order_relaxed);
         sig_tick(next);
         if (++ticks % SIG_IMAGES_EVERY == 0) maps_refresh_all();
         if (cfi && ticks % SIG_TABLES_EVERY == 0) uw_tables_refresh();
-        /* The tick is over: a thread it preempted may take the CPU back now. */
-        atomic_store_explicit(&sig_tick_seq, ticks, memory_order_relaxed);
-        atomic_store_explicit(&sig_tick_end_ns, rt_clock_ns(CLOCK_MONOTONIC), memory_order_release);
     }
     sig_final_drain();
     maps_refresh_all();
