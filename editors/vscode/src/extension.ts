@@ -113,7 +113,7 @@ function report(r: Ran): boolean {
 
 async function profileCurrentFile(): Promise<void> {
     const ed = vscode.window.activeTextEditor;
-    if (!ed) throw new Error('no file is open: open a C file first');
+    if (!ed) throw new Error('no file is open: open a C or C++ file first');
     const doc = ed.document;
     if ((doc.languageId !== 'c' && doc.languageId !== 'cpp') || doc.uri.scheme !== 'file')
         throw new Error(doc.fileName + ' is not a C or C++ file on disk');
@@ -126,7 +126,7 @@ async function profileCurrentFile(): Promise<void> {
     const stem = stemFor(name);
     const cmd = runCommand(s, doc.fileName, stem);
     const r = await runKestrel(bin, cmd.args, cmd.env, path.dirname(doc.fileName), 'kestrel: profiling ' + path.basename(doc.fileName));
-    if (report(r)) await show(stem, name, path.dirname(doc.fileName));
+    if (report(r)) await show(stem, name, path.dirname(doc.fileName), ed.viewColumn);
 }
 
 /* What a task runs, or null for one kestrel cannot record (a custom execution). */
@@ -203,8 +203,9 @@ async function openProfile(uri?: vscode.Uri): Promise<void> {
     await show(stem, name, dir);
 }
 
-/* The heat from STEM.profile.json, the status bar, and the flame graph from STEM.html. */
-async function show(stem: string, name: string, baseDir: string): Promise<void> {
+/* The heat from STEM.profile.json, the status bar, and the flame graph from STEM.html,
+ * beside the editor of `source` (the profiled file's column; else the active editor's). */
+async function show(stem: string, name: string, baseDir: string, source = vscode.window.activeTextEditor?.viewColumn): Promise<void> {
     const summaryFile = stem + '.profile.json';
     const s = parseSummary(fs.readFileSync(summaryFile, 'utf8'));
     const small = tooSmall(s);
@@ -215,20 +216,26 @@ async function show(stem: string, name: string, baseDir: string): Promise<void> 
     status.text = '$(flame) ' + statusText(s);
     status.tooltip = 'kestrel: ' + summaryFile + ' (click to clear the heat)';
     status.show();
-    if (fs.existsSync(stem + '.html')) openFlameGraph(name, dataOfViewerPage(fs.readFileSync(stem + '.html', 'utf8')), dirs);
+    if (fs.existsSync(stem + '.html')) openFlameGraph(name, dataOfViewerPage(fs.readFileSync(stem + '.html', 'utf8')), dirs, source);
 }
 
 let panel: vscode.WebviewPanel | undefined;
 
-function openFlameGraph(name: string, data: string, dirs: { profileDir: string; folders: string[] }): void {
+function openFlameGraph(name: string, data: string, dirs: { profileDir: string; folders: string[] }, source?: vscode.ViewColumn): void {
     if (!panel) {
         panel = vscode.window.createWebviewPanel('kestrel.flameGraph', 'kestrel: ' + name, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {
             enableScripts: true, retainContextWhenHidden: true, localResourceRoots: [media],
         });
         panel.onDidDispose(() => { panel = undefined; });
+    } else if (source !== undefined && panel.viewColumn === source) {
+        /* The panel shares the profiled file's group: moved to the group beside it, so
+         * that the graph does not cover the heat of the file; a new group only when
+         * there is no other (each new one would make the graph narrower). */
+        const groups = vscode.window.tabGroups.all.length;
+        panel.reveal(source < groups ? source + 1 : source > 1 ? source - 1 : vscode.ViewColumn.Beside, true);
     } else {
-        /* A new profile in the panel that exists: shown where it is, even when another
-         * editor covers it there, since a hidden webview has no size to draw in. */
+        /* Shown where it is, even when another editor covers it there: a hidden webview
+         * has no size to draw the new profile in. */
         panel.reveal(undefined, true);
     }
     const p = panel;
