@@ -3,12 +3,15 @@
 // command palette, then look at the flame graph in the webview (hot_loop drawn, a hover
 // tooltip, a click moving the editor to hot_loop's line), the heat after the hot lines
 // and its moving with an edit, Clear Heat, Record Command… of a typed command line, and
-// a file that does not compile giving a notification with the compiler's message. A
-// wait that times out leaves a screenshot in build/test-logs.
+// a file that does not compile giving a notification with the compiler's message; then
+// Open Profile… of a raw profile, a CPU and a heap pprof and a profile.json, Record
+// Command… of a workspace task, the notifications of a program that fails, crashes or
+// runs too short and of a missing kestrel, and a C++ file profiled from the editor's
+// title bar. A wait that times out leaves a screenshot in build/test-logs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { chromium } from '../../web/node_modules/playwright-core/index.mjs';
@@ -18,6 +21,9 @@ const entry = join(CS, 'node_modules/code-server/out/node/entry.js');
 const work = mkdtempSync('/tmp/kestrel-vscode-test-');
 const ws = join(work, 'ws'), userData = join(work, 'user'), extDir = join(work, 'ext');
 const KESTREL = resolve('build/bin/kestrel');
+/* The kestrel.path setting names a link to it, which a test removes to see the
+ * notification of a kestrel that is not there. */
+const KESTREL_LINK = join(work, 'bin/kestrel');
 let server, browser, page, serverLog = '';
 const consoleErrors = [];
 
@@ -29,10 +35,71 @@ async function until(what, f, ms = 60000) {
     for (;;) {
         const v = await f().catch(() => null);
         if (v) return v;
-        if (Date.now() > end) { if (page) await page.screenshot({ path: 'build/test-logs/vscode-editor-timeout.png' }).catch(() => {}); throw new Error('timed out waiting for ' + what); }
+        if (Date.now() > end) {
+            const shot = 'build/test-logs/vscode-editor-timeout-' + what.replace(/[^A-Za-z0-9]+/g, '-').slice(0, 50) + '.png';
+            if (page) await page.screenshot({ path: shot }).catch(() => {});
+            throw new Error('timed out waiting for ' + what + ' (' + shot + ')');
+        }
         await new Promise((r) => setTimeout(r, 250));
     }
 }
+
+/* The programs of the tests below: WORK spins for about a fifth of a second of CPU (a
+ * few hundred samples at 997 Hz) after heap_grow has kept 96 MiB, so that every
+ * profile has enough samples; each one's WORK has a name of its own (-DWORK=NAME),
+ * so that a graph with it drawn is that profile's and not the one before. NEED_ARG:
+ * exit 4 unless the first argument is that; END: how main ends. */
+/* A C++ template member, whose demangled name the graph shows. */
+const ACC_CPP = `namespace work {
+template <class T> struct Acc {
+    volatile T sum = 0;
+    __attribute__((noinline)) void add_all(long n)
+    {
+        for (long i = 0; i < n; i++)
+            sum += T(i) * 0.5;
+    }
+};
+}
+
+int main()
+{
+    work::Acc<double> a;
+    a.add_all(200000000);
+    return 0;
+}
+`;
+
+const WORK_C = `#include <stdlib.h>
+#include <string.h>
+static volatile double sink;
+static char *kept[96];
+__attribute__((noinline)) void heap_grow(void)
+{
+    for (int i = 0; i < 96; i++) {
+        kept[i] = malloc(1 << 20);
+        memset(kept[i], i, 4096);
+    }
+}
+__attribute__((noinline)) void WORK(long n)
+{
+    for (long i = 0; i < n; i++)
+        sink += i * 0.5;
+}
+int main(int argc, char **argv)
+{
+#ifdef NEED_ARG
+    if (argc < 2 || strcmp(argv[1], NEED_ARG) != 0)
+        return 4;
+#endif
+    (void)argc, (void)argv;
+    heap_grow();
+    WORK(200000000);
+#ifdef END
+    END;
+#endif
+    return 0;
+}
+`;
 
 test.before(async () => {
     mkdirSync(join(ws, '.vscode'), { recursive: true });
@@ -40,7 +107,21 @@ test.before(async () => {
     mkdirSync(join(work, 'tmp'));
     copyFileSync('tests/vscode/hot.c', join(ws, 'hot.c'));
     writeFileSync(join(ws, 'bad.c'), 'int main(void)\n{\n    return undefined_thing;\n}\n');
-    writeFileSync(join(ws, '.vscode/settings.json'), JSON.stringify({ 'kestrel.path': KESTREL }));
+    /* The files the tests open are there from the start: quick open may not offer a
+     * file written later until its file search sees it. */
+    writeFileSync(join(ws, 'endless.c'), 'int main(void)\n{\n    for (volatile unsigned long i = 0;; i++) {\n    }\n}\n');
+    writeFileSync(join(ws, 'fails.c'), '#define WORK fail_work\n#define END return 3\n' + WORK_C);
+    writeFileSync(join(ws, 'crashes.c'), '#define WORK crash_work\n#define END abort()\n' + WORK_C);
+    writeFileSync(join(ws, 'short.c'), 'int main(void)\n{\n    for (volatile long i = 0; i < 3000000; i++) {\n    }\n    return 0;\n}\n');
+    writeFileSync(join(ws, 'acc.cpp'), ACC_CPP);
+    mkdirSync(join(work, 'bin'));
+    symlinkSync(KESTREL, KESTREL_LINK);
+    writeFileSync(join(ws, '.vscode/settings.json'), JSON.stringify({ 'kestrel.path': KESTREL_LINK }));
+    /* The task Record Command… offers: a program that fails (exit 4) unless it gets
+     * its argument, run in the workspace folder. */
+    writeFileSync(join(ws, '.vscode/tasks.json'), JSON.stringify({ version: '2.0.0', tasks: [{
+        label: 'work with an argument', type: 'process', command: '${workspaceFolder}/task-prog', args: ['from-task'],
+        options: { cwd: '${workspaceFolder}' }, problemMatcher: [] }] }));
     writeFileSync(join(userData, 'User/settings.json'), JSON.stringify({
         'workbench.startupEditor': 'none', 'security.workspace.trust.enabled': false,
         'telemetry.telemetryLevel': 'off', 'extensions.autoCheckUpdates': false, 'workbench.tips.enabled': false,
@@ -120,13 +201,13 @@ const cursorLine = () => page.$eval('.statusbar [id="status.editor.selection"]',
 
 /* The after-line decorations the editor of hot.c shows: VS Code draws their text as
  * the ::after content of a span in the line, so it is read from the computed style.
- * The editor is the group whose open tab is hot.c (the focused one if two are): a click
+ * The editor is the group whose open tab is FILE (the focused one if two are): a click
  * in the flame graph may leave the focus on the graph's group after the editor moved. */
-const heatShown = (atLeast) => page.evaluate((n) => {
+const heatShown = (atLeast, file = 'hot.c') => page.evaluate(([n, name]) => {
     const out = [];
     const groups = [...document.querySelectorAll('.editor-group-container')].filter((g) => {
-        const t = g.querySelector('.tabs-container .tab.active');
-        return t && t.textContent.includes('hot.c');
+        const t = g.querySelector('.tabs-container .tab.active .label-name');
+        return t && t.textContent.trim() === name;
     });
     const group = groups.find((g) => g.classList.contains('active')) || groups[0];
     if (!group) return null;
@@ -137,7 +218,7 @@ const heatShown = (atLeast) => page.evaluate((n) => {
         }
     }
     return out.length >= n ? out : null;
-}, atLeast);
+}, [atLeast, file]);
 
 test('Profile Current File: the flame graph, a tooltip, click-to-source, the heat of the hot lines', async () => {
     await openFile('hot.c');
@@ -233,7 +314,6 @@ test('the heat follows an edit above it, Clear Heat removes it, Record Command�
 });
 
 test('a run cancelled from its progress notification ends the program and says so', async () => {
-    writeFileSync(join(ws, 'endless.c'), 'int main(void)\n{\n    for (volatile unsigned long i = 0;; i++) {\n    }\n}\n');
     await openFile('endless.c');
     await runCommand('Kestrel: Profile Current File');
     await until('the program to run', async () => spawnSync('pgrep', ['-x', 'endless']).status === 0, 60000);
@@ -254,4 +334,198 @@ test('a file that does not compile: a notification with the compiler message', a
     const note = await until('the error notification', () => page.$$eval('.notifications-toasts .notification-list-item-message',
         (els) => els.map((e) => e.textContent).find((t) => t.includes('does not compile')) || null), 90000);
     assert.match(note, /bad\.c:3:\d+: error: use of undeclared identifier 'undefined_thing'/);
+});
+
+function buildWork(out, defines) {
+    const src = join(work, 'work.c');
+    writeFileSync(src, WORK_C);
+    const cc = spawnSync('cc', ['-O2', '-g', '-fno-omit-frame-pointer', ...defines.map((d) => '-D' + d), '-o', out, src], { encoding: 'utf8' });
+    assert.equal(cc.status, 0, cc.stderr);
+}
+
+/* Marks every viewer document the page has now, so that a graph found later without
+ * the mark is one the extension loaded since: the new profile's, not the last one's. */
+async function markGraphs() {
+    for (const f of page.frames()) await f.evaluate(() => { if (window.kestrelViewer) window.kestrelTestSeen = true; }).catch(() => {});
+}
+
+/* A viewer document loaded since markGraphs() with `fn` drawn: its widest box is over
+ * 20 px wide, coloured unlike the empty canvas under the graph, and the webview that
+ * holds it is shown. */
+async function newGraph(fn, ms = 120000) {
+    const frame = await until('a new flame graph with ' + fn + ' drawn', async () => {
+        for (const f of page.frames()) {
+            const ok = await f.evaluate((n) => {
+                if (!window.kestrelViewer || window.kestrelTestSeen) return false;
+                const b = window.kestrelViewer.boxes(n);
+                return b.length > 0 && b[0].w > 20;
+            }, fn).catch(() => false);
+            if (ok) return f;
+        }
+        return null;
+    }, ms);
+    const px = await frame.evaluate((n) => {
+        const b = window.kestrelViewer.boxes(n)[0];
+        const c = document.getElementById('flame'), r = window.devicePixelRatio || 1, g = c.getContext('2d');
+        const at = (u, v) => [...g.getImageData(Math.floor(u * r), Math.floor(v * r), 1, 1).data];
+        return { box: at(b.x + 1.5, b.y + 1.5), empty: at(4, c.clientHeight - 4) };
+    }, fn);
+    assert.notDeepEqual(px.box, px.empty, fn + ' box is drawn: ' + JSON.stringify(px));
+    let top = frame;
+    while (top.parentFrame() && top.parentFrame() !== page.mainFrame()) top = top.parentFrame();
+    assert.ok(await (await top.frameElement()).isVisible(), 'the webview with ' + fn + ' is shown');
+    await markGraphs();
+    return frame;
+}
+
+/* The title of the flame graph panel's tab, shown in its group. */
+const panelTitled = (title) => until('the panel ' + title, () => page.$$eval('.tabs-container .tab.active',
+    (tabs, t) => tabs.some((x) => x.textContent.trim().startsWith(t)), title), 30000);
+
+const statusOf = () => page.$$eval('.statusbar-item', (els) => els.map((e) => e.textContent).find((t) => /^\s*kestrel: /.test(t)) || null);
+
+const toast = (re, ms = 120000) => until('a notification matching ' + re, () => page.$$eval('.notifications-toasts .notification-list-item-message',
+    (els) => els.map((e) => e.textContent)).then((t) => t.find((x) => re.test(x)) || null), ms);
+
+async function clearNotifications() {
+    await runCommand('Notifications: Clear All Notifications');
+    await until('no notifications', () => page.$$eval('.notifications-toasts .notification-list-item', (els) => els.length === 0), 20000);
+}
+
+/* Open Profile… from the command palette; in a browser VS Code's file dialog is a
+ * path typed into the quick input. */
+async function openProfile(file) {
+    await runCommand('Kestrel: Open Profile…');
+    await until('the file dialog', () => page.$eval('.quick-input-widget input', (i) => i.offsetParent !== null && i.value.startsWith('/')), 30000);
+    await page.fill('.quick-input-widget input', file);
+    /* The dialog lists the folder of what is typed; Enter once it shows the file (the
+     * list draws only the rows in view: each profile is in a small folder of its own). */
+    const base = file.split('/').pop();
+    await until('the dialog to offer ' + base, () => page.$$eval('.quick-input-list .monaco-list-row',
+        (rows, b) => rows.some((r) => r.textContent.includes(b)), base), 30000);
+    await page.keyboard.press('Enter');
+}
+
+test('Open Profile…: a raw profile, a CPU pprof, a heap pprof and a profile.json each show their graph', async () => {
+    const prof = join(work, 'prof');
+    mkdirSync(prof);
+    for (const [name, fn, heap] of [['rawrun', 'raw_work', false], ['pprofrun', 'pprof_work', true]]) {
+        buildWork(join(prof, name), ['WORK=' + fn]);
+        const r = spawnSync(KESTREL, ['record', ...(heap ? ['--heap'] : []), '-o', join(prof, name), '--', join(prof, name)], { encoding: 'utf8' });
+        assert.equal(r.status, 0, r.stderr);
+    }
+    const samplesOf = (f) => JSON.parse(readFileSync(f, 'utf8')).totals.samples;
+    const alone = (dir, ...files) => {
+        mkdirSync(join(prof, dir));
+        for (const f of files) copyFileSync(join(prof, f), join(prof, dir, f));
+        return join(prof, dir, files[0]);
+    };
+    await markGraphs();
+    await clearNotifications();
+
+    // The raw profile the runtime wrote (STEM.raw/PID.raw.json): symbolized by kestrel.
+    const raw = readdirSync(join(prof, 'rawrun.raw')).find((f) => f.endsWith('.raw.json'));
+    await openProfile(join(prof, 'rawrun.raw', raw));
+    await newGraph('raw_work');
+    await panelTitled('kestrel: rawrun.' + raw.split('.')[0]);
+    const n = samplesOf(join(prof, 'rawrun.profile.json'));
+    await until('the status bar to say the raw profile\'s ' + n + ' samples', async () => new RegExp('kestrel: ' + n + ' samples · 997 Hz').test(await statusOf()), 30000);
+
+    // A CPU pprof.
+    await openProfile(alone('cpu', 'pprofrun.pb.gz'));
+    const cpu = await newGraph('pprof_work');
+    assert.match(await cpu.$eval('#summary', (e) => e.textContent), /^CPU profile/);
+    await panelTitled('kestrel: pprofrun');
+
+    // The heap pprof of the same run: heap_grow's bytes, not pprof_work's time.
+    await openProfile(alone('heap', 'pprofrun.heap.pb.gz'));
+    const heap = await newGraph('heap_grow');
+    assert.deepEqual(await heap.evaluate(() => window.kestrelViewer.boxes('pprof_work')), [], 'no CPU time in the heap graph');
+    const summary = await heap.$eval('#summary', (e) => e.textContent);
+    assert.match(summary, /^heap profile.*inuse_space 9\d\.\d MiB/, summary);
+    assert.match(await heap.$eval('#type', (s) => s.selectedOptions[0].textContent), /\(bytes\)/);
+    await panelTitled('kestrel: pprofrun.heap');
+    assert.match(await until('the heap status', async () => { const t = await statusOf(); return /heap/.test(t) && t; }, 30000),
+        /kestrel: heap inuse_space 9\d\.\d MiB · about \d+ sampled allocations/);
+
+    // A profile.json: its heat and status, and the graph of the run's STEM.html beside it.
+    await openProfile(alone('json', 'rawrun.profile.json', 'rawrun.html'));
+    await newGraph('raw_work');
+    await panelTitled('kestrel: rawrun');
+    await until('the status bar to say the profile.json\'s ' + n + ' samples', async () => new RegExp('kestrel: ' + n + ' samples · 997 Hz').test(await statusOf()), 30000);
+    // Each had enough samples: no warning that it was too small, nor any error.
+    assert.deepEqual(await page.$$eval('.notifications-toasts .notification-list-item-message', (els) => els.map((e) => e.textContent)), []);
+});
+
+test('Record Command… of a workspace task: its program, arguments and folder', async () => {
+    buildWork(join(ws, 'task-prog'), ['WORK=task_work', 'NEED_ARG="from-task"']);
+    await markGraphs();
+    await runCommand('Kestrel: Record Command…');
+    await until('the task in the list', () => page.$$eval('.quick-input-list .monaco-list-row',
+        (rows) => rows.some((r) => r.textContent.includes('work with an argument'))), 60000);
+    await page.keyboard.type('work with an argument');
+    await until('the task focused', () => page.$$eval('.quick-input-list .monaco-list-row.focused',
+        (rows) => rows.some((r) => r.textContent.includes('work with an argument'))));
+    await page.keyboard.press('Enter');
+    // Without its argument the program exits 4 at once: task_work drawn says it got it.
+    await newGraph('task_work');
+    await panelTitled('kestrel: task-prog');
+    assert.deepEqual(await page.$$eval('.notifications-toasts .notification-list-item-message',
+        (els) => els.map((e) => e.textContent).filter((t) => /status|crashed|too few/.test(t))), []);
+});
+
+test('notifications say why: a program that fails or crashes, a profile too small, no kestrel', async () => {
+    await clearNotifications();
+    // Exits 3 after its work: said, and what was profiled is shown.
+    await openFile('fails.c');
+    await markGraphs();
+    await runCommand('Kestrel: Profile Current File');
+    await toast(/^kestrel: the program exited with status 3; showing what was profiled$/);
+    await newGraph('fail_work');
+    await clearNotifications();
+    // Aborts after its work.
+    await openFile('crashes.c');
+    await runCommand('Kestrel: Profile Current File');
+    await toast(/^kestrel: the program crashed \(SIGABRT\); showing what was profiled$/);
+    await newGraph('crash_work');
+    await clearNotifications();
+    // A few milliseconds of work: under 100 samples.
+    await openFile('short.c');
+    await runCommand('Kestrel: Profile Current File');
+    const small = await toast(/too few/);
+    assert.match(small, /^kestrel: the profile has \d+ samples, too few to trust \(at least 100\): make the program run longer or raise the rate$/);
+    assert.ok(+/has (\d+) samples/.exec(small)[1] < 100, small);
+    await clearNotifications();
+    // kestrel.path names a kestrel that is not there (any more).
+    rmSync(KESTREL_LINK);
+    try {
+        await openFile('short.c');
+        await runCommand('Kestrel: Profile Current File');
+        await toast(new RegExp('^kestrel: kestrel\\.path is ' + KESTREL_LINK.replace(/[.]/g, '\\.') + ', which does not exist$'), 30000);
+    } finally {
+        symlinkSync(KESTREL, KESTREL_LINK);
+    }
+    await clearNotifications();
+});
+
+test('Profile Current File on a C++ file from the title bar: the demangled name in the graph, the heat in the file', async () => {
+    await openFile('acc.cpp');
+    await markGraphs();
+    // The flame button of the editor's title bar, shown for C++ as for C.
+    const button = await until('the Profile Current File button', async () => {
+        for (const b of await page.$$('.editor-group-container.active .editor-actions .action-label'))
+            if (/Profile Current File/.test(await b.getAttribute('aria-label') || '')) return b;
+        return null;
+    }, 30000);
+    await button.click();
+    const name = 'work::Acc<double>::add_all(long)';
+    const frame = await newGraph(name);
+    await panelTitled('kestrel: acc');
+    const b = (await frame.evaluate((n) => window.kestrelViewer.boxes(n), name))[0];
+    const cb = await frame.locator('#flame').boundingBox();
+    await page.mouse.move(cb.x + b.x + Math.min(b.w / 2, 40), cb.y + b.y + b.h / 2);
+    const tip = await until('the tooltip', () => frame.$eval('#tooltip', (t) => (!t.hidden && t.textContent) || null));
+    assert.ok(tip.includes(name), tip);
+    const heat = await until('heat in acc.cpp', () => heatShown(1, 'acc.cpp'));
+    assert.ok(heat.some((h) => h.code.includes('sum += T(i) * 0.5')), JSON.stringify(heat));
 });
