@@ -397,12 +397,18 @@ async function clearNotifications() {
 async function openProfile(file) {
     await runCommand('Kestrel: Open Profile…');
     await until('the file dialog', () => page.$eval('.quick-input-widget input', (i) => i.offsetParent !== null && i.value.startsWith('/')), 30000);
-    await page.fill('.quick-input-widget input', file);
-    /* The dialog lists the folder of what is typed; Enter once it shows the file (the
-     * list draws only the rows in view: each profile is in a small folder of its own). */
+    /* The path typed in (again while the dialog, still setting its first folder, makes
+     * something else of it); Enter once the dialog lists the file's folder with the
+     * file (the list draws only the rows in view: each profile is in a small folder of
+     * its own). */
     const base = file.split('/').pop();
-    await until('the dialog to offer ' + base, () => page.$$eval('.quick-input-list .monaco-list-row',
-        (rows, b) => rows.some((r) => r.textContent.includes(b)), base), 30000);
+    await until('the dialog to take ' + file + ' and offer ' + base, async () => {
+        if (await page.inputValue('.quick-input-widget input') !== file) {
+            await page.fill('.quick-input-widget input', file);
+            return null;
+        }
+        return page.$$eval('.quick-input-list .monaco-list-row', (rows, b) => rows.some((r) => r.textContent.includes(b)), base);
+    }, 30000);
     await page.keyboard.press('Enter');
 }
 
