@@ -230,12 +230,14 @@ test('Profile Current File: the flame graph, a tooltip, click-to-source, the hea
         return b.length && b[0].w > 20 ? b : null;
     }));
     const b = boxes[0];
-    // Drawn: hot_loop's box is coloured, unlike the empty canvas below the graph.
-    const px = await frame.evaluate(({ x, y }) => {
+    // Drawn: hot_loop's box is coloured, unlike the empty canvas below the graph (the
+    // viewer draws in the animation frame after its layout, so that is waited for).
+    const drawn = () => frame.evaluate(({ x, y }) => {
         const c = document.getElementById('flame'), r = window.devicePixelRatio || 1, g = c.getContext('2d');
         const at = (u, v) => [...g.getImageData(Math.floor(u * r), Math.floor(v * r), 1, 1).data];
         return { box: at(x, y), empty: at(4, c.clientHeight - 4) };
     }, { x: b.x + 1.5, y: b.y + 1.5 });
+    const px = await until('hot_loop coloured', async () => { const p = await drawn(); return p.box.join() !== p.empty.join() ? p : null; }, 30000);
     assert.notDeepEqual(px.box, px.empty, 'hot_loop box is drawn: ' + JSON.stringify(px));
     const cb = await frame.locator('#flame').boundingBox(); /* in page coordinates */
     const at = { x: cb.x + b.x + Math.min(b.w / 2, 40), y: cb.y + b.y + b.h / 2 };
@@ -351,32 +353,29 @@ async function markGraphs() {
 }
 
 /* A viewer document loaded since markGraphs() with `fn` drawn: its widest box is over
- * 20 px wide, coloured unlike the empty canvas under the graph, and the webview that
- * holds it is shown. */
+ * 20 px wide and coloured unlike the empty canvas under the graph (the viewer draws in
+ * an animation frame after it lays out, so both are waited for), in a webview that is
+ * shown. It is marked in turn. */
 async function newGraph(fn, ms = 120000) {
-    const frame = await until('a new flame graph with ' + fn + ' drawn', async () => {
+    return until('a new flame graph with ' + fn + ' drawn', async () => {
         for (const f of page.frames()) {
-            const ok = await f.evaluate((n) => {
-                if (!window.kestrelViewer || window.kestrelTestSeen) return false;
-                const b = window.kestrelViewer.boxes(n);
-                return b.length > 0 && b[0].w > 20;
-            }, fn).catch(() => false);
-            if (ok) return f;
+            const px = await f.evaluate((n) => {
+                if (!window.kestrelViewer || window.kestrelTestSeen) return null;
+                const b = window.kestrelViewer.boxes(n)[0];
+                if (!b || b.w <= 20) return null;
+                const c = document.getElementById('flame'), r = window.devicePixelRatio || 1, g = c.getContext('2d');
+                const at = (u, v) => [...g.getImageData(Math.floor(u * r), Math.floor(v * r), 1, 1).data].join();
+                return { box: at(b.x + 1.5, b.y + 1.5), empty: at(4, c.clientHeight - 4) };
+            }, fn).catch(() => null);
+            if (!px || px.box === px.empty) continue;
+            let top = f;
+            while (top.parentFrame() && top.parentFrame() !== page.mainFrame()) top = top.parentFrame();
+            if (!(await (await top.frameElement()).isVisible())) continue;
+            await markGraphs();
+            return f;
         }
         return null;
     }, ms);
-    const px = await frame.evaluate((n) => {
-        const b = window.kestrelViewer.boxes(n)[0];
-        const c = document.getElementById('flame'), r = window.devicePixelRatio || 1, g = c.getContext('2d');
-        const at = (u, v) => [...g.getImageData(Math.floor(u * r), Math.floor(v * r), 1, 1).data];
-        return { box: at(b.x + 1.5, b.y + 1.5), empty: at(4, c.clientHeight - 4) };
-    }, fn);
-    assert.notDeepEqual(px.box, px.empty, fn + ' box is drawn: ' + JSON.stringify(px));
-    let top = frame;
-    while (top.parentFrame() && top.parentFrame() !== page.mainFrame()) top = top.parentFrame();
-    assert.ok(await (await top.frameElement()).isVisible(), 'the webview with ' + fn + ' is shown');
-    await markGraphs();
-    return frame;
 }
 
 /* The flame graph panel's tab, with that title, is the one shown in its group. */
