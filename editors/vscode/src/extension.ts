@@ -267,5 +267,8 @@ async function openSource(file: string, line: number, dirs: { profileDir: string
     if (!where) throw new Error(file + ' is not on this machine nor in the workspace');
     const doc = await vscode.workspace.openTextDocument(where);
     const at = new vscode.Position(Math.max(0, Math.min(line - 1, doc.lineCount - 1)), 0);
-    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One, selection: new vscode.Range(at, at), preserveFocus: false });
+    /* The first group, or the second when the graph is in the first: the source opens
+     * beside the graph, never over it. */
+    const column = panel?.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Two : vscode.ViewColumn.One;
+    await vscode.window.showTextDocument(doc, { viewColumn: column, selection: new vscode.Range(at, at), preserveFocus: false });
 }
