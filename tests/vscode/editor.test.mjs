@@ -352,6 +352,13 @@ async function markGraphs() {
     for (const f of page.frames()) await f.evaluate(() => { if (window.kestrelViewer) window.kestrelTestSeen = true; }).catch(() => {});
 }
 
+/* Whether the webview of a viewer frame is shown (not hidden under another tab). */
+async function shown(frame) {
+    let top = frame;
+    while (top.parentFrame() && top.parentFrame() !== page.mainFrame()) top = top.parentFrame();
+    return (await top.frameElement()).isVisible();
+}
+
 /* A viewer document loaded since markGraphs() with `fn` drawn: its widest box is over
  * 20 px wide and coloured unlike the empty canvas under the graph (the viewer draws in
  * an animation frame after it lays out, so both are waited for), in a webview that is
@@ -367,10 +374,7 @@ async function newGraph(fn, ms = 120000) {
                 const at = (u, v) => [...g.getImageData(Math.floor(u * r), Math.floor(v * r), 1, 1).data].join();
                 return { box: at(b.x + 1.5, b.y + 1.5), empty: at(4, c.clientHeight - 4) };
             }, fn).catch(() => null);
-            if (!px || px.box === px.empty) continue;
-            let top = f;
-            while (top.parentFrame() && top.parentFrame() !== page.mainFrame()) top = top.parentFrame();
-            if (!(await (await top.frameElement()).isVisible())) continue;
+            if (!px || px.box === px.empty || !(await shown(f))) continue;
             await markGraphs();
             return f;
         }
@@ -535,4 +539,64 @@ test('Profile Current File on a C++ file from the title bar: the demangled name 
     assert.ok(tip.includes(name), tip);
     const heat = await until('heat in acc.cpp', () => heatShown(1, 'acc.cpp'));
     assert.ok(heat.some((h) => h.code.includes('sum += T(i) * 0.5')), JSON.stringify(heat));
+});
+
+test("the viewer's controls in the panel: zoom and its breadcrumb, pan, thread and state filters, the table", async () => {
+    // tests/viewer/busy.c: hot_loop and cold_path on main, a worker thread that sleeps
+    // (waiting samples) and runs hot_loop.
+    const dir = join(work, 'busy');
+    mkdirSync(dir);
+    const cc = spawnSync('cc', ['-O2', '-g', '-fno-omit-frame-pointer', '-mno-omit-leaf-frame-pointer', '-pthread',
+        '-o', join(dir, 'busy'), resolve('tests/viewer/busy.c')], { encoding: 'utf8' });
+    assert.equal(cc.status, 0, cc.stderr);
+    const r = spawnSync(KESTREL, ['record', '-o', join(dir, 'busy'), '--', join(dir, 'busy')], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    await markGraphs();
+    await openProfile(join(dir, 'busy.raw', readdirSync(join(dir, 'busy.raw')).find((f) => f.endsWith('.raw.json'))));
+    const frame = await newGraph('hot_loop');
+    const cb = await frame.locator('#flame').boundingBox();
+    const boxOf = async (n) => (await frame.evaluate((x) => window.kestrelViewer.boxes(x), n))[0] || null;
+    const crumbs = () => frame.$eval('#crumbs', (e) => e.textContent);
+    // A click on cold_path zooms it to the whole width (and opens its source beside the
+    // graph, which stays shown); the breadcrumb's first crumb goes back.
+    const cold = await boxOf('cold_path');
+    assert.ok(cold && cold.w < cb.width * 0.6, JSON.stringify(cold));
+    await page.mouse.click(cb.x + cold.x + 3, cb.y + cold.y + 3);
+    await until('cold_path zoomed to the width', async () => /^all › (.* › )?cold_path$/.test(await crumbs()) &&
+        Math.abs((await boxOf('cold_path')).w - cb.width) < 1.5, 30000);
+    await until('busy.c opened at cold_path', () => page.$$eval('.tabs-container .tab.active .label-name', (ns) => ns.some((n) => n.textContent.trim() === 'busy.c')), 30000);
+    assert.ok(await shown(frame), 'the graph is still shown beside the source');
+    await frame.click('#crumbs button:first-child');
+    await until('back to all', async () => (await crumbs()) === 'all' && Math.abs((await boxOf('cold_path')).w - cold.w) < 0.01, 30000);
+    // A drag pans: hot_loop moves with the mouse, its width kept.
+    await frame.evaluate(() => window.kestrelViewer.zoomAround(10, 0.5));
+    const half = await boxOf('hot_loop');
+    const from = { x: cb.x + cb.width * 0.7, y: cb.y + half.y + 4 };
+    await page.mouse.move(from.x, from.y);
+    await page.mouse.down();
+    await page.mouse.move(from.x - 100, from.y, { steps: 5 });
+    await page.mouse.up();
+    const panned = await until('hot_loop panned', async () => { const b = await boxOf('hot_loop'); return Math.abs(b.x - (half.x - 100)) < 2 ? b : null; }, 30000);
+    assert.ok(Math.abs(panned.w - half.w) < 0.5, JSON.stringify([half, panned]));
+    await frame.click('#crumbs button:first-child');
+    // The thread filter: the worker alone has hot_loop and no cold_path.
+    const options = await frame.$$eval('#thread option', (os) => os.map((o) => [o.value, o.textContent]));
+    const worker = options.find(([v, t]) => v !== '-1' && !t.startsWith('main') && !t.startsWith('busy'));
+    assert.ok(worker, 'no worker thread in ' + JSON.stringify(options));
+    await frame.selectOption('#thread', worker[0]);
+    await until('the worker alone', async () => (await boxOf('cold_path')) === null && (await boxOf('hot_loop')) !== null, 30000);
+    await frame.selectOption('#thread', '-1');
+    // Running and waiting: the worker's sleeps add samples to the on-CPU ones.
+    const count = async () => +/([\d,]+) samples/.exec(await frame.$eval('#summary', (e) => e.textContent))[1].replace(/,/g, '');
+    const cpu = await count();
+    await frame.selectOption('#state', 'both');
+    await until('waiting samples counted', async () => (await count()) > cpu, 30000);
+    await frame.selectOption('#state', 'cpu');
+    // The table: by total when its header is clicked; a row selects its function.
+    const totals = () => frame.$$eval('#hot tbody tr', (trs) => trs.map((tr) => parseFloat(tr.children[2].textContent)));
+    await frame.click('#hot th button[data-key="total"]');
+    await until('the table by total', async () => { const t = await totals(); return t.length > 2 && t.every((v, i) => i === 0 || t[i - 1] >= v) && t[0] > t[t.length - 1]; }, 30000);
+    await frame.locator('#hot tbody tr', { hasText: 'cold_path' }).first().click();
+    await until('cold_path selected', () => frame.$eval('#hot tbody tr.selected td.fn', (e) => e.textContent === 'cold_path'), 30000);
+    assert.match(await frame.$eval('#details', (e) => e.textContent), /^cold_path/);
 });
