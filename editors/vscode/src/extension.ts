@@ -126,7 +126,10 @@ async function profileCurrentFile(): Promise<void> {
     const stem = stemFor(name);
     const cmd = runCommand(s, doc.fileName, stem);
     const r = await runKestrel(bin, cmd.args, cmd.env, path.dirname(doc.fileName), 'kestrel: profiling ' + path.basename(doc.fileName));
-    if (report(r)) await show(stem, name, path.dirname(doc.fileName), ed.viewColumn);
+    if (report(r)) {
+        await show(stem, name, path.dirname(doc.fileName), ed.viewColumn);
+        offerHeap(stem, name, path.dirname(doc.fileName));
+    }
 }
 
 /* What a task runs, or null for one kestrel cannot record (a custom execution). */
@@ -171,7 +174,10 @@ async function recordCommandLine(given?: string): Promise<void> {
     const stem = stemFor(name);
     const cmd = recordCommand(s, argv, stem);
     const r = await runKestrel(bin, cmd.args, { ...env, ...cmd.env }, cwd, 'kestrel: recording ' + argv.join(' '));
-    if (report(r)) await show(stem, name, cwd);
+    if (report(r)) {
+        await show(stem, name, cwd);
+        offerHeap(stem, name, cwd);
+    }
 }
 
 async function openProfile(uri?: vscode.Uri): Promise<void> {
@@ -217,6 +223,21 @@ async function show(stem: string, name: string, baseDir: string, source = vscode
     status.tooltip = 'kestrel: ' + summaryFile + ' (click to clear the heat)';
     status.show();
     if (fs.existsSync(stem + '.html')) openFlameGraph(name, dataOfViewerPage(fs.readFileSync(stem + '.html', 'utf8')), dirs, source);
+}
+
+/* With kestrel.heap on, the run also wrote a heap profile (STEM.heap.*; a run without
+ * it removes an earlier run's): offered in a notification rather than put over the CPU
+ * graph and heat. */
+function offerHeap(stem: string, name: string, baseDir: string): void {
+    const heapStem = stem + '.heap';
+    if (!fs.existsSync(heapStem + '.profile.json')) return;
+    let what = '';
+    try {
+        what = ': ' + statusText(parseSummary(fs.readFileSync(heapStem + '.profile.json', 'utf8'))).replace(/^kestrel: heap /, '');
+    } catch { /* said when it is shown */ }
+    void vscode.window.showInformationMessage('kestrel: the heap profile of ' + name + what, 'Show Heap Graph').then((a) => {
+        if (a) void guard(() => show(heapStem, name + '.heap', baseDir));
+    });
 }
 
 let panel: vscode.WebviewPanel | undefined;
