@@ -114,6 +114,7 @@ test.before(async () => {
     writeFileSync(join(ws, 'fails.c'), '#define WORK fail_work\n#define END return 3\n' + WORK_C);
     writeFileSync(join(ws, 'crashes.c'), '#define WORK crash_work\n#define END abort()\n' + WORK_C);
     writeFileSync(join(ws, 'short.c'), 'int main(void)\n{\n    for (volatile long i = 0; i < 3000000; i++) {\n    }\n    return 0;\n}\n');
+    writeFileSync(join(ws, 'grows.c'), '#define WORK grow_work\n' + WORK_C);
     writeFileSync(join(ws, 'acc.cpp'), ACC_CPP);
     mkdirSync(join(work, 'bin'));
     symlinkSync(KESTREL, KESTREL_LINK);
@@ -602,4 +603,37 @@ test("the viewer's controls in the panel: zoom and its breadcrumb, pan, thread a
     await frame.locator('#hot tbody tr', { hasText: 'cold_path' }).first().click();
     await until('cold_path selected', () => frame.$eval('#hot tbody tr.selected td.fn', (e) => e.textContent === 'cold_path'), 30000);
     assert.match(await frame.$eval('#details', (e) => e.textContent), /^cold_path/);
+});
+
+test('kestrel.heap turned on in the Settings editor: Profile Current File offers the heap profile, its graph in bytes', async () => {
+    await runCommand('Preferences: Open Workspace Settings');
+    const search = await until('the settings editor', () => page.$('.settings-editor .suggest-input-container'), 30000);
+    await search.click();
+    await page.keyboard.type('kestrel.heap');
+    const box = await until('the kestrel.heap checkbox', async () => {
+        for (const item of await page.$$('.settings-editor .setting-item-bool'))
+            if (/Kestrel: Heap/.test(await item.textContent())) return item.$('.setting-value-checkbox');
+        return null;
+    }, 30000);
+    assert.equal(await box.getAttribute('aria-checked'), 'false');
+    await box.click();
+    await until('kestrel.heap on in the workspace settings', async () =>
+        JSON.parse(readFileSync(join(ws, '.vscode/settings.json'), 'utf8'))['kestrel.heap'] === true, 30000);
+    await clearNotifications();
+    await openFile('grows.c');
+    await markGraphs();
+    await runCommand('Kestrel: Profile Current File');
+    await newGraph('grow_work');
+    const offer = await toast(/^kestrel: the heap profile of grows/);
+    assert.match(offer, /^kestrel: the heap profile of grows: inuse_space 9\d\.\d MiB · about \d+ sampled allocations$/);
+    const show = await until('the Show Heap Graph button', async () => {
+        for (const b of await page.$$('.notifications-toasts .monaco-button'))
+            if ((await b.textContent()).trim() === 'Show Heap Graph') return b;
+        return null;
+    }, 30000);
+    await show.click();
+    const heap = await newGraph('heap_grow');
+    assert.match(await heap.$eval('#summary', (e) => e.textContent), /^heap profile.*inuse_space 9\d\.\d MiB/);
+    await panelTitled('kestrel: grows.heap');
+    await until('the heap status', async () => /kestrel: heap inuse_space 9\d\.\d MiB · about \d+ sampled allocations/.test(await statusOf()), 30000);
 });
