@@ -7,8 +7,8 @@
 // Open Profile… of a raw profile, a CPU and a heap pprof and a profile.json, Record
 // Command… of a workspace task, the notifications of a program that fails, crashes or
 // runs too short and of a missing kestrel, a C++ file profiled from the editor's title
-// bar, and the viewer's controls inside the panel. A wait that times out leaves a
-// screenshot in build/test-logs.
+// bar, the viewer's controls inside the panel, and kestrel.heap turned on in the
+// Settings editor. A wait that times out leaves a screenshot in build/test-logs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
