@@ -2,12 +2,14 @@
 """The event-loop server under load (BENCHMARKS.md `## Event loop`): throughput and p99
 latency of bench/evloop/server (THREADS epoll threads, WORK_US of CPU per request)
 under bench/evloop/client (CONNS keep-alive connections on loopback, closed loop),
-unprofiled, with kestrel's signal engine, its perf engine and `perf record -g`, at 997
-and 4999 Hz. Every configuration runs once per round, in a new order each round;
-medians over ROUNDS and the ratio of each median to the unprofiled one. For kestrel's
-runs also: the share of the running samples in handle_request, the functions of the
-blocking wrappers' and signal masks' own, and each worker's running share against its
-CPU time / wall time (the server prints both).
+unprofiled, with kestrel's signal engine, its perf engine, `perf record -g` and the
+server's own probe of per-thread CPU-time timers, at 997 and 4999 Hz. Every
+configuration runs once per round, in a new order each round; medians over ROUNDS and
+the ratio of each median to the unprofiled one. For kestrel's runs also: the share of
+the running samples with handle_request on their stack, the top functions, and each
+worker's running share against its CPU time / wall time (the server prints both); for
+the probe, the share of its signals that found the thread in handle_request; for every
+run, handle_request's share of the threads' CPU time as the server estimates it.
 
 Usage: run.py [--rounds N] [--seconds S] [--markdown FILE] [--label TEXT]"""
 import argparse
@@ -42,7 +44,8 @@ def configs(baseline):
     out = [("unprofiled", None, None)]
     for hz in (997, 4999):
         out += [("kestrel signal engine", "signal", hz), ("kestrel perf engine", "perf", hz),
-                ("perf record -g", "perf-record", hz)]
+                ("perf record -g", "perf-record", hz),
+                ("per-thread CPU-time timers (the server's own probe, no profiler)", "cputimer", hz)]
         if baseline:
             out.append(("kestrel signal engine, %s" % baseline[0], "signal@" + baseline[1], hz))
     return out
@@ -62,6 +65,8 @@ def run_one(cfg, seconds, tmp):
         raw = os.path.join(tmp, "p-%s-%d.json" % (engine, hz))
         env.update(LD_PRELOAD=lib, KESTREL_PROFILE=raw, KESTREL_PROFILE_ENGINE=engine,
                    KESTREL_PROFILE_HZ=str(hz))
+    elif engine == "cputimer":
+        env["EVLOOP_CPUTIMER_HZ"] = str(hz)
     elif engine == "perf-record":
         server = ["perf", "record", "-q", "-g", "-F", str(hz), "-o",
                   os.path.join(tmp, "perf.data")] + server
@@ -75,10 +80,27 @@ def run_one(cfg, seconds, tmp):
         sys.exit("run.py: %s %s: client %d %s, server %d %s" % (name, hz, cl.returncode,
                                                                 cl.stderr, srv.returncode, err))
     f = cl.stdout.split()
-    res = {"rps": float(f[3]), "p99": float(f[7]), "p50": float(f[5])}
+    res = {"rps": float(f[3]), "p99": float(f[7]), "p50": float(f[5]),
+           "hr_truth": work_share(out)}
     if raw:
         res.update(profile_figures(raw, out))
+    m = re.search(r"user=(\d+) exit=(\d+) interrupted=(\d+) in_handle_request=(\d+)", out)
+    if m:
+        n = sum(int(m.group(i)) for i in (1, 2, 3))
+        res["handle_request"] = int(m.group(4)) / n if n else 0.0
     return res
+
+
+def work_share(server_out):
+    """handle_request's share of the threads' CPU time, as the server estimates it."""
+    cpu = work = 0
+    for line in server_out.splitlines():
+        w = line.split()
+        if w and w[0] in ("thread", "main"):
+            kv = dict(x.split("=") for x in w[1:] if "=" in x)
+            cpu += int(kv["cpu_ns"])
+            work += int(kv.get("work_ns", 0))
+    return work / cpu if cpu else 0.0
 
 
 def profile_figures(raw, server_out):
@@ -99,16 +121,17 @@ def profile_figures(raw, server_out):
     shares = [r / n if n else 0.0 for r, n in run.values()]
     rep = subprocess.run([KESTREL, "report", "--state", "running", "--wide", raw],
                          capture_output=True, text=True).stdout
-    top, hr = [], 0.0
-    for line in rep.splitlines():
-        m = ROW.match(line)
-        if m:
-            top.append(m.group(2))
-            if m.group(2) in ("handle_request", "lcg_rounds"):  # lcg_rounds: inlined in it
-                hr += float(m.group(1)) / 100
+    top = [m.group(2) for m in map(ROW.match, rep.splitlines()) if m]
+    folded = subprocess.run([KESTREL, "export", "--format", "folded", "-o", "-", raw],
+                            capture_output=True, text=True).stdout
+    total = inside = 0
+    for line in folded.splitlines():
+        stack, _, n = line.rpartition(" ")
+        total += int(n)
+        inside += int(n) if "handle_request" in stack.split(";") else 0
     return {"run_share": statistics.mean(shares) if shares else 0.0,
             "truth_share": statistics.mean(truth.values()) if truth else 0.0,
-            "handle_request": hr, "top": top[:10]}
+            "handle_request": inside / total if total else 0.0, "top": top[:10]}
 
 
 def main():
@@ -119,7 +142,7 @@ def main():
     ap.add_argument("--label", default="")
     ap.add_argument("--baseline", nargs=2, metavar=("LABEL", "LIB"),
                     help="also the signal engine of another libkestrel.so build")
-    ap.add_argument("--only", help="comma-separated engines: none,signal,perf,perf-record")
+    ap.add_argument("--only", help="comma-separated engines: none,signal,perf,perf-record,cputimer")
     a = ap.parse_args()
     baseline = (a.baseline[0], os.path.abspath(a.baseline[1])) if a.baseline else None
     cfgs = configs(baseline)
@@ -149,20 +172,22 @@ def main():
                               a.rounds),
              "",
              "| sampler | Hz | requests/s | ratio to unprofiled | p99 latency (µs) | p99 ratio "
-             "| running share (workers) | CPU/wall (workers) | handle_request, of running "
-             "samples |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| running share (workers) | CPU/wall (workers) | handle_request, of the running "
+             "samples (probe: signals) | handle_request, of the threads' CPU (server's estimate) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for c in cfgs:
         xs = results[c]
         rps = [x["rps"] for x in xs]
         p99 = [x["p99"] for x in xs]
         m = statistics.median(rps)
         mp = statistics.median(p99)
-        extra = ["", "", ""]
+        extra = ["", "", "", ""]
         if "run_share" in xs[0]:
-            extra = ["%.3f" % statistics.median(x["run_share"] for x in xs),
-                     "%.3f" % statistics.median(x["truth_share"] for x in xs),
-                     "%.1f%%" % (100 * statistics.median(x["handle_request"] for x in xs))]
+            extra[:2] = ["%.3f" % statistics.median(x["run_share"] for x in xs),
+                         "%.3f" % statistics.median(x["truth_share"] for x in xs)]
+        if "handle_request" in xs[0]:
+            extra[2] = "%.1f%%" % (100 * statistics.median(x["handle_request"] for x in xs))
+        extra[3] = "%.1f%%" % (100 * statistics.median(x["hr_truth"] for x in xs))
         lines.append("| %s | %s | %.0f (%.0f..%.0f) | %.3f | %.0f (%.0f..%.0f) | %.2f | %s |" % (
             c[0], c[2] or "—", m, min(rps), max(rps), m / base, mp, min(p99), max(p99),
             mp / base_p99, " | ".join(extra)))

@@ -6,8 +6,13 @@
  * (epoll_wait, accept4, read, write), as real servers do.
  *
  * After SECONDS it stops and prints one line per thread:
- *   thread K cpu_ns=N wall_ns=N requests=N
- * (its CPU clock and the wall time of its loop), then "requests N".
+ *   thread K cpu_ns=N wall_ns=N requests=N tid=N work_ns=N
+ * (its CPU clock and the wall time of its loop, its kernel thread id, and an estimate
+ * of the CPU time it spent in handle_request: its rounds at the calibration's CPU time
+ * a round, so that no clock is read around the calls, which would move the samples),
+ * then "main cpu_ns=N" (the main thread's CPU: the calibration, the set-up) and
+ * "requests N". handle_request's share of the threads' CPU time is what a profile's
+ * share of it is compared with.
  *
  *   server PORT THREADS WORK_US SECONDS */
 #include <errno.h>
@@ -38,9 +43,12 @@ static int port, nthreads;
  * SIGEV_THREAD_ID) every 1/N s of its CPU time, and the handler counts where the signal
  * found the thread: in user code, leaving a system call that ended on its own, or
  * inside one it interrupted (PC on the syscall instruction: restarted; or after it with
- * EINTR). Printed at the end as "cputimer user=N exit=N interrupted=N". */
+ * EINTR), and how many found it in handle_request. Printed at the end as
+ * "cputimer user=N exit=N interrupted=N in_handle_request=N". */
 static int probe_hz;
-static _Atomic long probe_user, probe_exit, probe_intr;
+static _Atomic long probe_user, probe_exit, probe_intr, probe_work;
+/* handle_request's code, in a section of its own: a signal found the thread there. */
+extern const char __start_evloop_work[], __stop_evloop_work[];
 
 static void probe_handler(int sig, siginfo_t *si, void *ucv)
 {
@@ -54,6 +62,8 @@ static void probe_handler(int sig, siginfo_t *si, void *ucv)
         uc->uc_mcontext.gregs[REG_RAX] == -EINTR ? probe_intr++ : probe_exit++;
     else
         probe_user++;
+    if ((const char *)pc >= __start_evloop_work && (const char *)pc < __stop_evloop_work)
+        probe_work++;
 }
 
 static void probe_arm(void)
@@ -78,8 +88,9 @@ static int64_t deadline_ns;
 
 struct worker {
     pthread_t t;
-    int64_t cpu_ns, wall_ns;
+    int64_t cpu_ns, wall_ns, work_ns;
     long requests;
+    int tid;
 };
 static struct worker workers[MAXT];
 volatile unsigned long evloop_sink;
@@ -95,6 +106,7 @@ static int64_t clock_ns(clockid_t c)
  * long in a calibration at start (measured on the thread's CPU clock), and no system
  * call inside: its samples are its own, not the clock's. */
 static long rounds_per_us;
+static double ns_per_round; /* CPU ns of one round, as calibrated */
 
 static inline __attribute__((always_inline)) unsigned long lcg_rounds(unsigned long x, long n)
 {
@@ -112,13 +124,14 @@ static void calibrate(void)
         int64_t el = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
         if (el > 50000000) {
             rounds_per_us = (long)((double)n * 1000.0 / (double)el);
+            ns_per_round = (double)el / (double)n;
             return;
         }
         n *= 2;
     }
 }
 
-__attribute__((noinline)) static void handle_request(const char *req, char *resp)
+__attribute__((noinline, section("evloop_work"))) static void handle_request(const char *req, char *resp)
 {
     unsigned long x = (unsigned char)req[0];
     for (long i = 0; i < work_us; i++)
@@ -152,6 +165,7 @@ struct conn {
 static void *loop(void *arg)
 {
     struct worker *w = arg;
+    w->tid = (int)syscall(SYS_gettid);
     int lfd = listener();
     int ep = epoll_create1(EPOLL_CLOEXEC);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
@@ -208,6 +222,7 @@ static void *loop(void *arg)
         }
     }
     w->wall_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+    w->work_ns = (int64_t)((double)w->requests * (double)work_us * (double)rounds_per_us * ns_per_round);
     w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     return NULL;
 }
@@ -239,13 +254,15 @@ int main(int argc, char **argv)
     long total = 0;
     for (int i = 0; i < nthreads; i++) {
         pthread_join(workers[i].t, NULL);
-        printf("thread %d cpu_ns=%lld wall_ns=%lld requests=%ld\n", i,
-               (long long)workers[i].cpu_ns, (long long)workers[i].wall_ns, workers[i].requests);
+        printf("thread %d cpu_ns=%lld wall_ns=%lld requests=%ld tid=%d work_ns=%lld\n", i,
+               (long long)workers[i].cpu_ns, (long long)workers[i].wall_ns, workers[i].requests,
+               workers[i].tid, (long long)workers[i].work_ns);
         total += workers[i].requests;
     }
     if (probe_hz)
-        printf("cputimer user=%ld exit=%ld interrupted=%ld\n", (long)probe_user, (long)probe_exit,
-               (long)probe_intr);
+        printf("cputimer user=%ld exit=%ld interrupted=%ld in_handle_request=%ld\n",
+               (long)probe_user, (long)probe_exit, (long)probe_intr, (long)probe_work);
+    printf("main cpu_ns=%lld\n", (long long)clock_ns(CLOCK_THREAD_CPUTIME_ID));
     printf("requests %ld\n", total);
     return 0;
 }

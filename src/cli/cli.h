@@ -56,6 +56,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * PT_INTERP): LD_PRELOAD cannot load the runtime into it. 0 otherwise or unknown. */
 int cli_static_program(const char *name);
 
+/* Ends kestrel by signal `sig`, as that signal's default action would have without
+ * kestrel's handler or mask (output flushed first). Returns only for a signal whose
+ * default is to be ignored. */
+void cli_raise_default(int sig);
+
 /* `kestrel record`'s settings; `kestrel run` fills the same ones. */
 struct record_options {
     const char *hz;            /* -F; NULL: the runtime's default */

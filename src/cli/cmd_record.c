@@ -332,15 +332,9 @@ static int pass_status(int status)
 {
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     int sig = WTERMSIG(status);
-    fflush(NULL);
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none); /* the core would be kestrel's, not the program's */
-    signal(sig, SIG_DFL);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    sigprocmask(SIG_UNBLOCK, &set, NULL);
-    raise(sig);
+    cli_raise_default(sig);
     return 128 + sig; /* a signal whose default is to be ignored */
 }
 

@@ -159,18 +159,6 @@ static void remove_dir(const char *dir)
     nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* Ends kestrel by the signal it caught, as it would have without its handler. */
-static void end_by(int sig)
-{
-    fflush(NULL);
-    signal(sig, SIG_DFL);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    sigprocmask(SIG_UNBLOCK, &set, NULL);
-    raise(sig);
-}
-
 int cmd_run(int argc, char **argv)
 {
     for (int i = 1; i < argc && argv[i][0] == '-'; i++)
@@ -201,7 +189,7 @@ int cmd_run(int argc, char **argv)
     if (!mkdtemp(dir)) {
         fprintf(stderr, "kestrel: %s: %s\n", dir, strerror(errno));
         for (size_t i = 0; i < N_ENDING; i++) sigaction(ending[i], &old[i], NULL);
-        return caught ? end_by(caught), 1 : 1;
+        return caught ? cli_raise_default(caught), 1 : 1;
     }
     char bin[sizeof dir + 260];
     snprintf(bin, sizeof bin, "%s/%s", dir, name);
@@ -218,7 +206,7 @@ int cmd_run(int argc, char **argv)
         rc = record_program(&o, argv + first, &status);
     }
     remove_dir(dir);
-    if (caught) end_by(caught);
+    if (caught) cli_raise_default(caught);
     for (size_t i = 0; i < N_ENDING; i++) sigaction(ending[i], &old[i], NULL);
     return status == -1 ? rc : record_exit(status, rc);
 }

@@ -3,7 +3,9 @@
  * build/aarch64's helpers as they start the native ones. Installed as
  * <dir>/qemu/<name> for each <dir>/<name>; built static, so that the LD_PRELOAD of an
  * aarch64 libkestrel in its environment never reaches a host loader: it is taken out
- * and handed to the guest alone (-E). A64_QEMU, A64_SYSROOT override the defaults. */
+ * and handed to the guest alone (-E). The guest finds this wrapper's path in
+ * KESTREL_TEST_SELF, to run itself again (prog_life's exec modes): the kernel here cannot
+ * run an aarch64 program. A64_QEMU, A64_SYSROOT override the defaults. */
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,7 @@ int main(int argc, char **argv)
         av[n++] = pre;
         unsetenv("LD_PRELOAD");
     }
+    setenv("KESTREL_TEST_SELF", argv[0], 1);
     av[n++] = target;
     for (int i = 1; i < argc; i++) av[n++] = argv[i];
     execv(qemu, av);

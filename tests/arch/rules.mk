@@ -5,7 +5,7 @@
 # test-aarch64` runs them; `make test` too, where scripts/deps.sh installed the tools
 # (`make check` on a machine without them leaves them out).
 A64_DIR     := $(A64)/tests
-A64_UNIT_C  := $(filter-out tests/runtime/test_api.c,$(wildcard tests/runtime/test_*.c))
+A64_UNIT_C  := $(wildcard tests/runtime/test_*.c)
 A64_UNITS   := $(A64_UNIT_C:tests/runtime/%.c=$(A64_DIR)/runtime/%)
 A64_PROG_C  := $(wildcard tests/runtime/prog_*.c)
 A64_PROGS   := $(A64_PROG_C:tests/runtime/%.c=$(A64_DIR)/runtime/%)
@@ -38,6 +38,10 @@ $(A64_DIR)/runtime/test_%: tests/runtime/test_%.c $(A64_LIBKESTREL_A)
 $(A64_DIR)/runtime/prog_%: tests/runtime/prog_%.c
 	@mkdir -p $(@D)
 	$(A64_CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -o $@ $< -ldl
+
+$(A64_DIR)/runtime/prog_api: tests/runtime/prog_api.c $(A64_LIBKESTREL_A)
+	@mkdir -p $(@D)
+	$(A64_CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -Itests -o $@ $< $(A64_LIBKESTREL_A) -ldl
 
 $(A64_DIR)/unwind/fp/%:      A64_UWFLAGS := -fno-omit-frame-pointer
 $(A64_DIR)/unwind/nofp/%:    A64_UWFLAGS := -fomit-frame-pointer

@@ -34,7 +34,10 @@ $(PERF_DIR)/noperf: tests/perf/noperf.c
 	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -o $@ $<
 
 # The runtime's tests read KESTREL_PROFILE_ENGINE; each wrapper forces perf and runs
-# the test as built or written by tests/runtime/rules.mk.
+# the test as built or written by tests/runtime/rules.mk. A wrapper is made again when
+# its test's source is newer, so that a test rewritten in the other language (a .c
+# become a .py) is not run from its old build.
+$(foreach t,$(PERF_PASS_OF),$(eval $(BUILD)/tests/perf-pass/$(basename $(notdir $(t))): $(t)))
 $(BUILD)/tests/perf-pass/%: tests/perf/rules.mk
 	@mkdir -p $(@D)
 	@t=$$(ls tests/runtime/$*.py 2>/dev/null || echo $(BUILD)/tests/runtime/$*); \

@@ -7,7 +7,7 @@ real table, for twenty minutes)."""
 import math
 import os
 
-from rtlib import name_of, prog, symbols
+from rtlib import name_of, program_file, symbols
 
 
 def counts(p):
@@ -29,7 +29,8 @@ def check_counts(c, p, cpu_ns, hz, min_samples=500):
         want = cpu_ns * hz / 1e9
         c.check(abs(running - want) <= 0.03 * want + 3 * math.sqrt(want),
                 "running samples %d vs CPU time x rate %.0f" % (running, want))
-    syms = {os.path.realpath(prog("prog_longrun")): symbols(prog("prog_longrun"))}
+    exe = program_file("prog_longrun")
+    syms = {os.path.realpath(exe): symbols(exe)}
     share = {}  # stack index -> "share_a", "share_b" or None
 
     def share_of(stack):

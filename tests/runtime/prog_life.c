@@ -21,6 +21,9 @@
  *   handler_exit   a SIGTERM handler of its own calls _exit(6); raises SIGTERM
  *   fork      two threads keep burning while the main thread forks 20 children (each
  *             burns and exits 4); returns 0 when every child exited 4
+ * This program runs itself again by KESTREL_TEST_SELF where it is set: under qemu-user
+ * (tests/arch) the kernel cannot run an aarch64 program, and the wrapper that started
+ * this one under qemu says there how to start it again.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -65,15 +68,16 @@ static void *burner(void *arg)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "exit";
+    char *self = getenv("KESTREL_TEST_SELF") ? getenv("KESTREL_TEST_SELF") : argv[0];
     burn_cpu_us(150000);
     if (!strcmp(mode, "exit")) return 3;
     if (!strcmp(mode, "exec")) {
-        execl(argv[0], argv[0], "exit", (char *)NULL);
+        execl(self, self, "exit", (char *)NULL);
         return 100;
     }
     if (!strcmp(mode, "execvp")) {
-        char *args[] = {argv[0], "exit", NULL};
-        execvp(argv[0], args);
+        char *args[] = {self, "exit", NULL};
+        execvp(self, args);
         return 100;
     }
     if (!strcmp(mode, "execfail") || !strcmp(mode, "execbad")) {
@@ -92,12 +96,12 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "tree")) {
         pid_t c = fork(), s = -1;
         if (c == 0) {
-            execl(argv[0], argv[0], "exit", (char *)NULL);
+            execl(self, self, "exit", (char *)NULL);
             _exit(100);
         }
         waitpid(c, NULL, 0);
-        char *args[] = {argv[0], "exit", NULL};
-        if (posix_spawn(&s, argv[0], NULL, NULL, args, environ) == 0) waitpid(s, NULL, 0);
+        char *args[] = {self, "exit", NULL};
+        if (posix_spawn(&s, self, NULL, NULL, args, environ) == 0) waitpid(s, NULL, 0);
         printf("%d %d\n", (int)c, (int)s);
         burn_cpu_us(100000);
         return 0;

@@ -17,6 +17,9 @@ if ARCH == "x86_64":
 else:
     LIB = os.path.join(BUILD, ARCH, "lib", "libkestrel.so")
     PROGS = os.path.join(BUILD, ARCH, "tests", "runtime", "qemu")
+# Under qemu-user what the kernel counts for the process (page faults, VmSize) is the
+# emulator's as much as the program's.
+EMULATED = ARCH != "x86_64"
 # The engine under test: the environment's, else the signal engine (auto would pick
 # perf where the kernel allows it; tests/perf/rules.mk runs this suite again with perf).
 ENGINE = os.environ.get("KESTREL_PROFILE_ENGINE") or "signal"
@@ -43,6 +46,17 @@ class Checker:
 
 def prog(name):
     return os.path.join(PROGS, name)
+
+
+def program_file(name):
+    """The program a helper runs as: under qemu the aarch64 file its wrapper starts."""
+    return os.path.join(os.path.dirname(PROGS), name) if EMULATED else prog(name)
+
+
+# A thread's name when the program names none: its executable's, under qemu-user the
+# emulator's (the kernel's comm of the host process).
+def default_thread_name(name):
+    return "qemu-" + ARCH if EMULATED else name[:15]
 
 
 def profiled_env(path, hz=None, extra=None):

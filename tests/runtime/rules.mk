@@ -1,7 +1,8 @@
 # Tests of the CPU runtime. C tests link libkestrel.a (internal functions included);
 # the process tests (*.py) preload libkestrel.so into the helper programs built here
-# and check the raw files they leave. KESTREL_PROFILE_ENGINE is taken from the
-# environment, so the suite can run once per engine.
+# (prog_api, which calls the API, links libkestrel.a instead) and check the raw files
+# they leave. KESTREL_PROFILE_ENGINE is taken from the environment, so the suite can
+# run once per engine.
 RT_TEST_C     := $(wildcard tests/runtime/test_*.c)
 RT_TESTS_C    := $(RT_TEST_C:tests/runtime/%.c=$(BUILD)/tests/runtime/%)
 RT_PROG_C     := $(wildcard tests/runtime/prog_*.c)
@@ -12,12 +13,17 @@ TEST_DEPS += $(RT_TESTS_C) $(RT_PROGS) $(LIBKESTREL_SO)
 
 $(BUILD)/tests/runtime/test_%: tests/runtime/test_%.c $(LIBKESTREL_A)
 	@mkdir -p $(@D)
-	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -Itests -o $@ $< $(LIBKESTREL_A) -ldl -ljansson
+	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -Itests -o $@ $< $(LIBKESTREL_A) -ldl
 
 # Programs to be profiled: frame pointers on, like `kestrel run` builds them.
 $(BUILD)/tests/runtime/prog_%: tests/runtime/prog_%.c
 	@mkdir -p $(@D)
 	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -o $@ $< -ldl
+
+# The in-process API's program (test_api.py): the runtime linked in, no preload.
+$(BUILD)/tests/runtime/prog_api: tests/runtime/prog_api.c $(LIBKESTREL_A)
+	@mkdir -p $(@D)
+	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -Itests -o $@ $< $(LIBKESTREL_A) -ldl
 
 # The same work built without frame pointers (the stack-completeness tests).
 $(BUILD)/tests/runtime/prog_libcwork_nofp: tests/runtime/prog_libcwork.c

@@ -5,7 +5,18 @@ generator on loopback, profiled at 997 Hz: every epoll_wait, read and write retu
 what it would unprofiled (the server exits non-zero on an EINTR or a short write), the
 clients' requests all complete, handle_request has running samples, no signal-mask
 function is among the report's top 10, and the blocking-call wrappers'
-own code (src/runtime/cpu/blocking.c) holds under 2% of the running samples."""
+own code (src/runtime/cpu/blocking.c) holds under 2% of the running samples.
+
+The state of the signal engine's samples: the workers' running share is within 0.2 of
+their CPU time over their wall time (the signal engine once read 0.70 against 0.28,
+counting every signal taken as a call ended as running). The bound is wider than the 2
+standard errors the engine aims at, which it does not reach on these machines
+(BENCHMARKS.md, "Event loop"). Printed, not checked: handle_request's share of the
+running samples beside its share of the threads' CPU time, which the server estimates
+(the signal engine reads 44-58% of a truth near 68% on a loaded machine: its signal,
+sent from another CPU, reaches a running thread 10-50 µs later, often at the end of
+the system call it entered meanwhile).
+"""
 import os
 import re
 import socket
@@ -13,39 +24,107 @@ import subprocess
 
 from rtlib import BUILD, ENGINE, Checker, load, profiled_env, tmpdir, validate
 
-ROW = re.compile(r"^\s*[█▉▊▋▌▍▎▏]*\s+([\d.]+)%\s+[\d.]+\s+[\d.]+%\s+(\d+)\s+\d+\s+(\S+)\s+(\S+)")
-c = Checker()
+ROW = re.compile(r"^\s*[█▉▊▋▌▍▎▏]*\s+([\d.]+)%\s+[\d.]+\s+([\d.]+)%\s+(\d+)\s+\d+\s+(\S+)\s+(\S+)")
 B = os.path.join(BUILD, "bench", "evloop")
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-port = str(s.getsockname()[1])
-s.close()
-path = os.path.join(tmpdir(), "ev.json")
-srv = subprocess.Popen([os.path.join(B, "server"), port, "2", "20", "4"],
-                       env=profiled_env(path, hz=997), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
-cl = subprocess.run([os.path.join(B, "client"), port, "8", "0.5", "3"], capture_output=True,
-                    text=True, timeout=120)
-out, err = srv.communicate(timeout=120)
-c.check(srv.returncode == 0, "%s engine: server exit %d: %s" % (ENGINE, srv.returncode, err))
-c.check(cl.returncode == 0 and cl.stdout.startswith("requests "),
-        "client: exit %d %s %s" % (cl.returncode, cl.stdout, cl.stderr))
-c.check("requests" in out and int(out.split("requests ")[-1].split()[0]) > 1000,
-        "server: requests served: %s" % out)
-if c.check(os.path.exists(path), "a profile"):
-    validate(load(path), c, "event loop")
-    r = subprocess.run([os.path.join(BUILD, "bin", "kestrel"), "report", "--state", "running",
-                        "--wide", path], capture_output=True, text=True, timeout=120)
+KESTREL = os.path.join(BUILD, "bin", "kestrel")
+c = Checker()
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = str(s.getsockname()[1])
+    s.close()
+    return port
+
+
+def serve(name):
+    """The server profiled under the client's load: (raw path, {tid: cpu/wall} of its
+    workers, handle_request's share of its threads' CPU time), or None when it failed."""
+    path = os.path.join(tmpdir(), name)
+    port = free_port()
+    srv = subprocess.Popen([os.path.join(B, "server"), port, "2", "20", "4"],
+                           env=profiled_env(path, hz=997), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    cl = subprocess.run([os.path.join(B, "client"), port, "8", "0.5", "3"],
+                        capture_output=True, text=True, timeout=120)
+    out, err = srv.communicate(timeout=120)
+    ok = c.check(srv.returncode == 0, "%s engine: server exit %d: %s" % (ENGINE, srv.returncode, err))
+    ok &= c.check(cl.returncode == 0 and cl.stdout.startswith("requests "),
+                  "client: exit %d %s %s" % (cl.returncode, cl.stdout, cl.stderr))
+    ok &= c.check("requests" in out and int(out.split("requests ")[-1].split()[0]) > 1000,
+                  "server: requests served: %s" % out)
+    share, cpu, work = {}, 0, 0
+    for line in out.splitlines():
+        w = line.split()
+        if w and w[0] in ("thread", "main"):
+            kv = dict(x.split("=") for x in w[1:] if "=" in x)
+            cpu += int(kv["cpu_ns"])
+            work += int(kv.get("work_ns", 0))
+            if w[0] == "thread":
+                share[int(kv["tid"])] = int(kv["cpu_ns"]) / int(kv["wall_ns"])
+    ok &= c.check(os.path.exists(path), "%s engine: a profile" % ENGINE)
+    return (path, share, work / cpu if cpu else 0.0) if ok else None
+
+
+def report_rows(path):
+    r = subprocess.run([KESTREL, "report", "--state", "running", "--wide", path],
+                       capture_output=True, text=True, timeout=120)
     rows = [m.groups() for m in map(ROW.match, r.stdout.splitlines()) if m]
     c.check(len(rows) >= 3, "report rows: %s %s" % (r.stdout, r.stderr))
-    funcs = [f for _, _, f, _ in rows]
-    hr = [int(n) for _, n, f, _ in rows if f in ("handle_request", "lcg_rounds")]
+    return rows, r.stdout
+
+
+def handle_request_share(path):
+    """The share of the running samples with handle_request on their stack."""
+    r = subprocess.run([KESTREL, "export", "--format", "folded", "-o", "-", path],
+                       capture_output=True, text=True, timeout=120)
+    total = inside = 0
+    for line in r.stdout.splitlines():
+        stack, _, n = line.rpartition(" ")
+        total += int(n)
+        inside += int(n) if "handle_request" in stack.split(";") else 0
+    return inside / total if total else 0.0
+
+
+got = serve("ev.json")
+if got:
+    path, truth, work_share = got
+    p = load(path)
+    validate(p, c, "event loop")
+    rows, text = report_rows(path)
+    funcs = [f for _, _, _, f, _ in rows]
+    hr = [int(n) for _, _, n, f, _ in rows if f in ("handle_request", "lcg_rounds")]
     c.check(sum(hr) >= 50, "running samples in handle_request (and lcg_rounds, inlined in "
             "it): %s" % rows)
     mask = [f for f in funcs if "sigmask" in f or "sigprocmask" in f]
     c.check(not mask, "no signal-mask function in the top 10: %s" % mask)
-    wrap = sum(float(p) for p, _, f, loc in rows if loc.startswith("blocking.c") or
+    wrap = sum(float(pc) for pc, _, _, f, loc in rows if loc.startswith("blocking.c") or
                f.startswith("blk_"))
     c.check(wrap < 2.0, "the wrappers' own code: %.1f%% of the running samples: %s"
-            % (wrap, r.stdout))
+            % (wrap, text))
+
+    # The workers' running share against their CPU/wall: each printed, their mean checked.
+    threads = p["threads"]
+    runs, shares = [], []
+    for tid, share in sorted(truth.items()):
+        idx = [i for i, t in enumerate(threads) if t.get("tid") == tid]
+        if not c.check(len(idx) == 1, "worker %d among the profile's threads" % tid):
+            continue
+        states = [s[3] for s in p["samples"] if s[1] == idx[0]]
+        n = len(states)
+        run = sum(1 for s in states if s == 0) / n if n else 0.0
+        print("%s engine: worker %d running %.3f ±%.3f over %d samples, CPU/wall %.3f"
+              % (ENGINE, tid, run, (run * (1 - run) / n) ** 0.5 if n else 0.0, n, share))
+        c.check(n >= 1000, "%s engine: worker %d has %d samples" % (ENGINE, tid, n))
+        runs.append(run)
+        shares.append(share)
+    # The perf engine's split is its switch records' (docs/perf-engine.md): printed only.
+    if ENGINE == "signal" and runs:
+        run, share = sum(runs) / len(runs), sum(shares) / len(shares)
+        c.check(abs(run - share) <= 0.2, "signal engine: the workers' running share %.3f "
+                "against their CPU/wall %.3f" % (run, share))
+
+    print("%s engine: handle_request on %.1f%% of the running samples, %.1f%% of the "
+          "threads' CPU time" % (ENGINE, 100 * handle_request_share(path), 100 * work_share))
 c.exit()

@@ -7,13 +7,22 @@ while sampling. Each mode ends with exactly the status it has unprofiled, and th
 files that must exist do, complete (valid JSON with samples), with no temporary file
 left behind; the file of an image replaced by exec is <path>.exec0. An exec that
 fails goes on profiled: one foreseen to fail (no such file) leaves one whole file, one
-that fails anyway (ENOEXEC) the file of the time before it and a file of the rest."""
+that fails anyway (ENOEXEC) the file of the time before it and a file of the rest.
+
+Under qemu-user (KESTREL_TEST_ARCH=aarch64) the program execs itself through the
+wrapper that started it (KESTREL_TEST_SELF: the kernel here cannot run an aarch64
+program), and the modes that fork while sampling (tree, fork) are left out: qemu 7.2
+aborts a threaded program's fork child that starts a thread, as the runtime's child
+does (`cpu_exec: assertion failed: (cpu == current_cpu)`). There fpe returns 101 from
+main, as a mode that does not end the program does: aarch64's division by zero gives
+0 and raises no signal."""
 import glob
 import os
 import resource
 import subprocess
+import sys
 
-from rtlib import Checker, load, prog, profiled_env, tmpdir, validate
+from rtlib import EMULATED, Checker, load, prog, profiled_env, tmpdir, validate
 
 c = Checker()
 exe = prog("prog_life")
@@ -77,6 +86,10 @@ if dd:
     span = max(s[0] for s in dd["samples"]) if dd["samples"] else 0
     c.check(span >= 250 * 10**6, "execfail: samples span %.0f ms of the 300" % (span / 1e6))
     c.check(len(dd["samples"]) >= 150, "execfail: %d samples for 300 ms" % len(dd["samples"]))
+
+if EMULATED:
+    print("tree, fork: not run under qemu-user", file=sys.stderr)
+    c.exit()
 
 # a path without %p: the process that started the tree's profile owns it, every other
 # one (a fork child and what it execs, a posix_spawn child) adds its pid: no two

@@ -8,12 +8,18 @@ exactly its 50 signals while the engine moves to a spare one and says so in the 
 and in `kestrel report`; a thread that blocks every signal finds nothing pending, and
 the signal engine counts it and its CPU time (the perf engine samples it); such a thread
 that asks for signals (sigtimedwait, signalfd, for every signal) gets none of the
-engine's."""
+engine's.
+
+Under qemu-user (KESTREL_TEST_ARCH=aarch64) the program's own ITIMER_PROF must bring
+it signals, all its timer's, but how many is not checked: the timer is the emulator's
+process's, counting the CPU time of all its host threads, and which thread the kernel
+hands each signal to is the emulator's business (59 for 504 ms of the program's CPU in
+one run here, where 0.7 x 100 is asked; 96 to 124 in 15 others)."""
 import os
 import signal
 import subprocess
 
-from rtlib import BUILD, ENGINE, Checker, load, prog, profiled_env, tmpdir, validate
+from rtlib import BUILD, EMULATED, ENGINE, Checker, load, prog, profiled_env, tmpdir, validate
 
 c = Checker()
 exe = prog("prog_signals")
@@ -63,7 +69,8 @@ for sig in (None, "SIGPROF"):
     if c.check(len(out) == 6, "%s: output %s" % (what, out)):
         got, strays, cpu_ms = int(out[1]), int(out[3]), int(out[5])
         c.check(strays == 0, "%s: %d signals that were not its timer's" % (what, strays))
-        c.check(got >= 0.7 * cpu_ms / 5, "%s: %d timer signals for %d ms of CPU" % (what, got, cpu_ms))
+        enough = got > 0 if EMULATED else got >= 0.7 * cpu_ms / 5
+        c.check(enough, "%s: %d timer signals for %d ms of CPU" % (what, got, cpu_ms))
     c.check(on_cpu(prof) >= 250, "%s: %d on-CPU samples of 500 ms" % (what, on_cpu(prof)))
     if ENGINE == "signal":
         st = stats(prof)

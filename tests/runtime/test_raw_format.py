@@ -2,22 +2,25 @@
 """The raw JSON of a multi-threaded program matches FORMATS.md §1 and kestrel's
 optional fields: every thread present with samples, stacks leaf-first, frame 0 inside
 an image's text range, the loader listed, the executable's build id, the CPU column
-adding up to the CPU time the process really used."""
+adding up to the CPU time the process really used. Under qemu-user
+(KESTREL_TEST_ARCH=aarch64) the executable is the aarch64 program the helper's wrapper
+runs, and a thread's name the emulator's."""
 import glob
 import os
 import resource
 import subprocess
 import time
 
-from rtlib import (Checker, build_id, image_of, load, name_of, prog, profiled_env, symbols,
-                   tmpdir, validate)
+from rtlib import (ARCH, Checker, build_id, default_thread_name, image_of, load, name_of,
+                   prog, profiled_env, program_file, symbols, tmpdir, validate)
 
 c = Checker()
 d_ = tmpdir()
-exe = prog("prog_threads")
+exe = program_file("prog_threads")
 before = resource.getrusage(resource.RUSAGE_CHILDREN)
-p = subprocess.run([exe, "3", "300"], env=profiled_env(os.path.join(d_, "cpu.%p.json")),
-                   timeout=300, capture_output=True, text=True)
+p = subprocess.run([prog("prog_threads"), "3", "300"],
+                   env=profiled_env(os.path.join(d_, "cpu.%p.json")), timeout=300,
+                   capture_output=True, text=True)
 after = resource.getrusage(resource.RUSAGE_CHILDREN)
 c.check(p.returncode == 0, "exit status %d, stderr %s" % (p.returncode, p.stderr))
 files = glob.glob(os.path.join(d_, "*"))
@@ -32,7 +35,8 @@ c.check(d.get("rate_hz") == 997 and d.get("requested_hz") == 997, "default rate 
 th = d.get("threads", [])
 c.check(len(th) == 4, "4 threads, got %d" % len(th))
 c.check(th and th[0]["label"] == "main" and th[0]["fiber"] == 0, "thread 0 is main/fiber 0")
-c.check(all(isinstance(t.get("tid"), int) and t.get("name") == "prog_threads" for t in th),
+c.check(all(isinstance(t.get("tid"), int) and t.get("name") == default_thread_name("prog_threads")
+            for t in th),
         "tid and name of every thread: %r" % th)
 c.check(len({t.get("tid") for t in th}) == len(th), "distinct tids")
 counts = [0] * len(th)
@@ -48,7 +52,7 @@ c.check(len(me) == 1, "the executable is listed once")
 if me:
     c.check(me[0].get("build_id") == build_id(exe), "build id %s vs readelf %s" %
             (me[0].get("build_id"), build_id(exe)))
-    c.check(me[0]["text_size"] > 0 and me[0]["arch"] == "x86_64", "exe text span and arch")
+    c.check(me[0]["text_size"] > 0 and me[0]["arch"] == ARCH, "exe text span and arch")
 c.check(any("ld-linux" in im["path"] for im in ims), "the dynamic loader is listed")
 c.check(d.get("exe") == exe, "exe %s" % d.get("exe"))
 

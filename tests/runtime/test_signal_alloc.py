@@ -7,11 +7,17 @@ profiler's lock held by an interrupted free, and glibc's arena lock held by an
 interrupted malloc once the runtime's thread exists, each deadlocked it. Every run
 ends within its time limit with status 0, its handlers ran, sigaction reports the
 program's own handlers, small blocks after the siglongjmps are ordinary ones again,
-and the profiles are written."""
+and the profiles are written.
+
+Under qemu-user (KESTREL_TEST_ARCH=aarch64) only the unprofiled and heap runs: the
+program forks a child to send SIGUSR1, and with the CPU profiler the child starts the
+runtime's thread again, which qemu 7.2 aborts in the fork child of a threaded program
+(`cpu_exec: assertion failed: (cpu == current_cpu)`; the child's signals never come)."""
 import os
 import subprocess
+import sys
 
-from rtlib import Checker, load, prog, profiled_env, tmpdir, validate, LIB
+from rtlib import EMULATED, Checker, load, prog, profiled_env, tmpdir, validate, LIB
 
 c = Checker()
 exe = prog("prog_sigalloc")
@@ -42,14 +48,17 @@ run(plain, "unprofiled")
 d = tmpdir()
 cpu = os.path.join(d, "cpu.json")
 heap = os.path.join(d, "heap.pb.gz")
-run(profiled_env(cpu), "cpu")
-if c.check(os.path.exists(cpu), "cpu: profile written"):
-    validate(load(cpu), c, "cpu")
-os.unlink(cpu) if os.path.exists(cpu) else None
 henv = dict(plain, LD_PRELOAD=LIB, KESTREL_HEAP=heap, KESTREL_HEAP_INTERVAL="65536")
 run(henv, "heap")
 c.check(os.path.getsize(heap) > 0 if os.path.exists(heap) else False, "heap: profile written")
 os.unlink(heap) if os.path.exists(heap) else None
+if EMULATED:
+    print("cpu, cpu+heap: not run under qemu-user", file=sys.stderr)
+    c.exit()
+run(profiled_env(cpu), "cpu")
+if c.check(os.path.exists(cpu), "cpu: profile written"):
+    validate(load(cpu), c, "cpu")
+os.unlink(cpu) if os.path.exists(cpu) else None
 run(profiled_env(cpu, extra={"KESTREL_HEAP": heap, "KESTREL_HEAP_INTERVAL": "65536"}), "cpu+heap")
 c.check(os.path.exists(cpu) and os.path.exists(heap), "cpu+heap: both profiles written")
 c.exit()

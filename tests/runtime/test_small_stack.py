@@ -16,11 +16,12 @@ import subprocess
 
 import os.path
 
-from rtlib import BUILD, ENGINE, Checker, load, profiled_env, prog, tmpdir, validate
+from rtlib import ARCH, BUILD, ENGINE, Checker, load, profiled_env, prog, tmpdir, validate
 
 c = Checker()
 exe = prog("prog_smallstack")
 plain_env = {k: v for k, v in os.environ.items() if not k.startswith("KESTREL_")}
+STACK_MIN = {"x86_64": 16384, "aarch64": 131072}[ARCH]  # glibc's PTHREAD_STACK_MIN
 
 
 def used(args, env):
@@ -29,7 +30,7 @@ def used(args, env):
     return (int(p.stdout.split()[1]) if ok else None), p.returncode
 
 
-for stack, extra in ((16384, 0), (1 << 20, 6144 if ENGINE == "signal" else 0)):
+for stack, extra in ((STACK_MIN, 0), (1 << 20, 6144 if ENGINE == "signal" else 0)):
     args = ["16", str(stack)]
     base, rc = used(args, plain_env)
     c.check(base is not None, "%d-byte stack unprofiled: exit %d" % (stack, rc))
@@ -48,7 +49,7 @@ for stack, extra in ((16384, 0), (1 << 20, 6144 if ENGINE == "signal" else 0)):
         n = sum(1 for s in prof["samples"] if s[1] in idx and s[3] == 0)
         c.check(n >= 100, "%s: %d on-CPU samples of the thread's 300 ms" % (what, n))
 
-for stack, extra in ((16384, 0), (1 << 20, 6144 if ENGINE == "signal" else 0)):
+for stack, extra in ((STACK_MIN, 0), (1 << 20, 6144 if ENGINE == "signal" else 0)):
     args = ["16", str(stack), "alloc"]
     base, rc = used(args, plain_env)
     c.check(base is not None, "%d-byte stack allocating, unprofiled: exit %d" % (stack, rc))

@@ -126,6 +126,19 @@ test('the CPU page draws its flame graph on the canvas', async () => {
     await page.close();
 });
 
+test('in a narrow window (an editor\'s side panel) the graph keeps the width, the table goes under it', async () => {
+    const page = await open(join(work, 'busy.html'));
+    await page.setViewportSize({width: 360, height: 700});
+    await settle(page);
+    const graph = await page.locator('#flame').boundingBox(), side = await page.locator('#side').boundingBox();
+    assert.ok(graph.width > 330, 'the graph is ' + graph.width + ' px wide in a 360 px window');
+    assert.ok(side.y >= graph.y + graph.height - 1, 'the table is under the graph: ' + JSON.stringify({graph, side}));
+    const hot = await box(page, 'hot_loop');
+    assert.ok(hot && hot.w > 50, 'hot_loop is not drawn wide');
+    assert.notDeepEqual(await pixel(page, hot), BG, 'hot_loop is not drawn');
+    await page.close();
+});
+
 test('hovering a frame shows its tooltip: name, file:line, self and total with ±SE, samples', async () => {
     const page = await open(join(work, 'busy.html'));
     assert.equal(await page.locator('#tooltip').isHidden(), true);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The packaged extension: its manifest names the four commands and the settings, it
-# carries the compiled extension and host script, and its viewer files are web/'s,
-# byte for byte (one viewer, no copy kept by hand); sources and tests stay out.
+# The packaged extension: its manifest names the four commands, the settings and the
+# title-bar button of C and C++ editors, it carries the compiled extension and host
+# script, and its viewer files are web/'s, byte for byte (one viewer, no copy kept by
+# hand); sources and tests stay out.
 set -u
 cd "$(dirname "$0")/../.."
 python3 - build/editors/kestrel-profiler.vsix <<'PY'
@@ -17,6 +18,8 @@ m = json.loads(z.read("extension/package.json"))
 cmds = {c["command"]: c["title"] for c in m["contributes"]["commands"]}
 check("the four commands", cmds == {"kestrel.profileCurrentFile": "Profile Current File", "kestrel.openProfile": "Open Profile…",
                                     "kestrel.recordCommand": "Record Command…", "kestrel.clearHeat": "Clear Heat"})
+title = [x for x in m["contributes"]["menus"]["editor/title"] if x["command"] == "kestrel.profileCurrentFile"]
+check("the flame button of C and C++ editors", len(title) == 1 and title[0]["when"] == "editorLangId == c || editorLangId == cpp")
 props = m["contributes"]["configuration"]["properties"]
 check("the settings", sorted(props) == ["kestrel.compilerFlags", "kestrel.engine", "kestrel.heap", "kestrel.path", "kestrel.rate", "kestrel.unwind"])
 check("main is packaged", "extension/" + m["main"].lstrip("./") in names)

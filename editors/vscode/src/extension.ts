@@ -9,7 +9,8 @@ import * as path from 'path';
 import { Heat } from './heat';
 import { classify } from './outcome';
 import { resolveKestrel, resolveSource } from './paths';
-import { Settings, readSettings, recordCommand, runCommand, splitCommandLine, stemName } from './settings';
+import { Settings, profileName, readSettings, recordCommand, runCommand, sourceLanguage, splitCommandLine, stemName } from './settings';
+import { TaskExec, taskProgram } from './tasks';
 import { parseSummary, statusText, tooSmall } from './summary';
 import { dataOfViewerPage, webviewPage } from './webview';
 
@@ -112,11 +113,12 @@ function report(r: Ran): boolean {
 
 async function profileCurrentFile(): Promise<void> {
     const ed = vscode.window.activeTextEditor;
-    if (!ed) throw new Error('no file is open: open a C file first');
+    if (!ed) throw new Error('no file is open: open a C or C++ file first');
     const doc = ed.document;
-    if (doc.languageId === 'cpp')
-        throw new Error('kestrel run compiles C files only; build the C++ program yourself and use Kestrel: Record Command…');
-    if (doc.languageId !== 'c' || doc.uri.scheme !== 'file') throw new Error(doc.fileName + ' is not a C file on disk');
+    if ((doc.languageId !== 'c' && doc.languageId !== 'cpp') || doc.uri.scheme !== 'file')
+        throw new Error(doc.fileName + ' is not a C or C++ file on disk');
+    if (!sourceLanguage(doc.fileName))
+        throw new Error(path.basename(doc.fileName) + ': kestrel run compiles .c, .cc, .cpp, .cxx and .C files; rename it, or build it yourself and use Kestrel: Record Command…');
     if (doc.isDirty && !(await doc.save())) throw new Error('could not save ' + doc.fileName);
     const s = settings();
     const bin = kestrelBinary(s);
@@ -124,31 +126,46 @@ async function profileCurrentFile(): Promise<void> {
     const stem = stemFor(name);
     const cmd = runCommand(s, doc.fileName, stem);
     const r = await runKestrel(bin, cmd.args, cmd.env, path.dirname(doc.fileName), 'kestrel: profiling ' + path.basename(doc.fileName));
-    if (report(r)) await show(stem, name, path.dirname(doc.fileName));
+    if (report(r)) {
+        await show(stem, name, path.dirname(doc.fileName), ed.viewColumn);
+        offerHeap(stem, name, path.dirname(doc.fileName));
+    }
+}
+
+/* What a task runs, or null for one kestrel cannot record (a custom execution). */
+function taskExec(t: vscode.Task): TaskExec | null {
+    const ex = t.execution;
+    const str = (a: string | vscode.ShellQuotedString) => (typeof a === 'string' ? a : a.value);
+    if (ex instanceof vscode.ProcessExecution)
+        return { kind: 'process', command: ex.process, args: ex.args, cwd: ex.options?.cwd, env: ex.options?.env };
+    if (ex instanceof vscode.ShellExecution) {
+        const base = { kind: 'shell' as const, cwd: ex.options?.cwd, env: ex.options?.env };
+        if (ex.commandLine) return { ...base, command: ex.commandLine, args: [] };
+        if (ex.command) return { ...base, command: str(ex.command), args: (ex.args || []).map(str) };
+    }
+    return null;
 }
 
 async function recordCommandLine(given?: string): Promise<void> {
-    let argv: string[] | undefined, cwd = folders()[0] || os.homedir();
+    let argv: string[] | undefined, cwd = folders()[0] || os.homedir(), env: Record<string, string> = {};
     if (given !== undefined) argv = splitCommandLine(given);
     else {
-        const tasks = (await vscode.tasks.fetchTasks()).filter((t) => t.execution instanceof vscode.ProcessExecution ||
-            (t.execution instanceof vscode.ShellExecution && (t.execution.commandLine || t.execution.command)));
-        const typed = '$(terminal) Type a command line…';
-        const pick = await vscode.window.showQuickPick([typed, ...tasks.map((t) => t.name)], { placeHolder: 'the program to record: a task or a command line' });
+        type Item = vscode.QuickPickItem & { task?: vscode.Task; ex?: TaskExec };
+        const items: Item[] = [{ label: '$(terminal) Type a command line…' }];
+        for (const task of await vscode.tasks.fetchTasks()) {
+            const ex = taskExec(task);
+            if (ex) items.push({ label: task.name, description: task.source, detail: [ex.command, ...ex.args].join(' '), task, ex });
+        }
+        const pick = await vscode.window.showQuickPick(items, { placeHolder: 'the program to record: a task or a command line' });
         if (!pick) return;
-        if (pick === typed) {
+        if (!pick.task || !pick.ex) {
             const line = await vscode.window.showInputBox({ prompt: 'program and arguments (run without a shell)', placeHolder: './build/app --input data.txt' });
             if (!line) return;
             argv = splitCommandLine(line);
         } else {
-            const t = tasks.find((x) => x.name === pick)!;
-            const ex = t.execution as vscode.ProcessExecution | vscode.ShellExecution;
-            if (ex instanceof vscode.ProcessExecution) argv = [ex.process, ...ex.args];
-            else {
-                const c = ex.commandLine ?? (typeof ex.command === 'string' ? ex.command : ex.command!.value);
-                argv = ex.commandLine ? splitCommandLine(c) : [c, ...(ex.args || []).map((a) => (typeof a === 'string' ? a : a.value))];
-            }
-            if (ex.options?.cwd) cwd = ex.options.cwd.replace('${workspaceFolder}', cwd);
+            const scope = pick.task.scope;
+            const folder = scope && typeof scope === 'object' ? scope.uri.fsPath : cwd;
+            ({ argv, cwd, env } = taskProgram(pick.task.name, pick.ex, { workspaceFolder: folder, userHome: os.homedir(), env: process.env }));
         }
     }
     const s = settings();
@@ -156,8 +173,11 @@ async function recordCommandLine(given?: string): Promise<void> {
     const name = stemName(argv[0] || 'program');
     const stem = stemFor(name);
     const cmd = recordCommand(s, argv, stem);
-    const r = await runKestrel(bin, cmd.args, cmd.env, cwd, 'kestrel: recording ' + argv.join(' '));
-    if (report(r)) await show(stem, name, cwd);
+    const r = await runKestrel(bin, cmd.args, { ...env, ...cmd.env }, cwd, 'kestrel: recording ' + argv.join(' '));
+    if (report(r)) {
+        await show(stem, name, cwd);
+        offerHeap(stem, name, cwd);
+    }
 }
 
 async function openProfile(uri?: vscode.Uri): Promise<void> {
@@ -180,7 +200,7 @@ async function openProfile(uri?: vscode.Uri): Promise<void> {
     }
     const s = settings();
     const bin = kestrelBinary(s);
-    const name = path.basename(file).replace(/(\.raw\.json|\.json|\.pb\.gz|\.pb)$/, '');
+    const name = profileName(file);
     const stem = stemFor(name);
     for (const [args, what] of [[['view', '-o', stem + '.html', file], 'reading'], [['export', '--format', 'summary', '-o', stem + '.profile.json', file], 'summarizing']] as const) {
         const r = await runKestrel(bin, [...args], {}, dir, 'kestrel: ' + what + ' ' + path.basename(file));
@@ -189,8 +209,9 @@ async function openProfile(uri?: vscode.Uri): Promise<void> {
     await show(stem, name, dir);
 }
 
-/* The heat from STEM.profile.json, the status bar, and the flame graph from STEM.html. */
-async function show(stem: string, name: string, baseDir: string): Promise<void> {
+/* The heat from STEM.profile.json, the status bar, and the flame graph from STEM.html,
+ * beside the editor of `source` (the profiled file's column; else the active editor's). */
+async function show(stem: string, name: string, baseDir: string, source = vscode.window.activeTextEditor?.viewColumn): Promise<void> {
     const summaryFile = stem + '.profile.json';
     const s = parseSummary(fs.readFileSync(summaryFile, 'utf8'));
     const small = tooSmall(s);
@@ -201,17 +222,42 @@ async function show(stem: string, name: string, baseDir: string): Promise<void> 
     status.text = '$(flame) ' + statusText(s);
     status.tooltip = 'kestrel: ' + summaryFile + ' (click to clear the heat)';
     status.show();
-    if (fs.existsSync(stem + '.html')) openFlameGraph(name, dataOfViewerPage(fs.readFileSync(stem + '.html', 'utf8')), dirs);
+    if (fs.existsSync(stem + '.html')) openFlameGraph(name, dataOfViewerPage(fs.readFileSync(stem + '.html', 'utf8')), dirs, source);
+}
+
+/* With kestrel.heap on, the run also wrote a heap profile (STEM.heap.*; a run without
+ * it removes an earlier run's): offered in a notification rather than put over the CPU
+ * graph and heat. */
+function offerHeap(stem: string, name: string, baseDir: string): void {
+    const heapStem = stem + '.heap';
+    if (!fs.existsSync(heapStem + '.profile.json')) return;
+    let what = '';
+    try {
+        what = ': ' + statusText(parseSummary(fs.readFileSync(heapStem + '.profile.json', 'utf8'))).replace(/^kestrel: heap /, '');
+    } catch { /* said when it is shown */ }
+    void vscode.window.showInformationMessage('kestrel: the heap profile of ' + name + what, 'Show Heap Graph').then((a) => {
+        if (a) void guard(() => show(heapStem, name + '.heap', baseDir));
+    });
 }
 
 let panel: vscode.WebviewPanel | undefined;
 
-function openFlameGraph(name: string, data: string, dirs: { profileDir: string; folders: string[] }): void {
+function openFlameGraph(name: string, data: string, dirs: { profileDir: string; folders: string[] }, source?: vscode.ViewColumn): void {
     if (!panel) {
         panel = vscode.window.createWebviewPanel('kestrel.flameGraph', 'kestrel: ' + name, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {
             enableScripts: true, retainContextWhenHidden: true, localResourceRoots: [media],
         });
         panel.onDidDispose(() => { panel = undefined; });
+    } else if (source !== undefined && panel.viewColumn === source) {
+        /* The panel shares the profiled file's group: moved to the group beside it, so
+         * that the graph does not cover the heat of the file; a new group only when
+         * there is no other (each new one would make the graph narrower). */
+        const groups = vscode.window.tabGroups.all.length;
+        panel.reveal(source < groups ? source + 1 : source > 1 ? source - 1 : vscode.ViewColumn.Beside, true);
+    } else {
+        /* Shown where it is, even when another editor covers it there: a hidden webview
+         * has no size to draw the new profile in. */
+        panel.reveal(undefined, true);
     }
     const p = panel;
     p.title = 'kestrel: ' + name;
@@ -242,5 +288,8 @@ async function openSource(file: string, line: number, dirs: { profileDir: string
     if (!where) throw new Error(file + ' is not on this machine nor in the workspace');
     const doc = await vscode.workspace.openTextDocument(where);
     const at = new vscode.Position(Math.max(0, Math.min(line - 1, doc.lineCount - 1)), 0);
-    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One, selection: new vscode.Range(at, at), preserveFocus: false });
+    /* The first group, or the second when the graph is in the first: the source opens
+     * beside the graph, never over it. */
+    const column = panel?.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Two : vscode.ViewColumn.One;
+    await vscode.window.showTextDocument(doc, { viewColumn: column, selection: new vscode.Range(at, at), preserveFocus: false });
 }

@@ -41,10 +41,21 @@ function recordOptions(s: Settings, stem: string): string[] {
     return a;
 }
 
-/* `kestrel run` of one C file; the compiler flags travel in $CFLAGS (docs/cli.md). */
+/* The languages `kestrel run` compiles that Profile Current File offers, by file name
+ * (kestrel run's own rule, docs/cli.md), with the variable its compiler flags go in. */
+export function sourceLanguage(file: string): { lang: 'c' | 'cpp'; flagsVar: string } | null {
+    if (/\.c$/.test(file)) return { lang: 'c', flagsVar: 'CFLAGS' };
+    if (/\.(cc|cpp|cxx|C)$/.test(file)) return { lang: 'cpp', flagsVar: 'CXXFLAGS' };
+    return null;
+}
+
+/* `kestrel run` of one C or C++ file; the compiler flags travel in $CFLAGS or
+ * $CXXFLAGS (docs/cli.md). */
 export function runCommand(s: Settings, file: string, stem: string): { args: string[]; env: Record<string, string> } {
+    const lang = sourceLanguage(file);
+    if (!lang) throw new Error(file + ' is not a C or C++ file (.c, .cc, .cpp, .cxx, .C): kestrel run would not compile it');
     const env: Record<string, string> = {};
-    if (s.compilerFlags.length) env.CFLAGS = s.compilerFlags.join(' ');
+    if (s.compilerFlags.length) env[lang.flagsVar] = s.compilerFlags.join(' ');
     return { args: ['run', ...recordOptions(s, stem), file], env };
 }
 
@@ -77,5 +88,16 @@ export function splitCommandLine(line: string): string[] {
 /* The program's base name, for the exports' stem. */
 export function stemName(file: string): string {
     const base = file.split('/').pop() || 'program';
-    return base.replace(/\.(c|cc|cpp|cxx)$/, '') || 'program';
+    return base.replace(/\.(c|cc|cpp|cxx|C)$/, '') || 'program';
+}
+
+/* The name Open Profile… gives a profile file (its panel's title, its exports' stem):
+ * the file's name without the suffix; a raw file of a run's STEM.raw/ folder
+ * (PID.raw.json, PID.heap.pb.gz) is named after the run, STEM.PID or STEM.PID.heap. */
+export function profileName(file: string): string {
+    const parts = file.split('/');
+    const base = parts.pop() || '', dir = parts.pop() || '';
+    const m = /^(\d+)\.(raw\.json|heap\.pb\.gz)$/.exec(base);
+    if (m && dir.length > 4 && dir.endsWith('.raw')) return dir.slice(0, -4) + '.' + m[1] + (m[2] === 'heap.pb.gz' ? '.heap' : '');
+    return base.replace(/(\.raw\.json|\.json|\.pb\.gz|\.pb)$/, '') || 'profile';
 }

@@ -23,7 +23,7 @@ export interface Summary {
     version: number;
     kind: 'cpu' | 'heap';
     sample_type: { type: string; unit: string };
-    totals: { value: number; samples: number; wall_ns: number; rate_hz: number; engine: string | null; threads: number };
+    totals: { value: number; samples: number; wall_ns: number; rate_hz: number; period: number; engine: string | null; threads: number };
     states?: { running: Share; waiting: Share };
     lines: SummaryLine[];
 }
@@ -58,6 +58,25 @@ export function parseSummary(text: string): Summary {
     return s;
 }
 
+/* How many sampled events the shares rest on. A CPU profile's samples; a heap
+ * profile's samples are its distinct stacks, each of many sampled allocations, so its
+ * count is the bytes over the sampling interval (never fewer than the stacks), as the
+ * terminal report counts them ("about N sampled allocations"). */
+export function events(s: Summary): number {
+    const t = s.totals;
+    if (s.kind === 'heap' && s.sample_type.unit === 'bytes' && /_space$/.test(s.sample_type.type) && t.period > 0)
+        return Math.max(t.value / t.period, t.samples);
+    return t.samples;
+}
+
+export function bytes(v: number): string {
+    const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+    let k = 0;
+    while (k < units.length - 1 && Math.abs(v) >= 1024 ** (k + 1)) k++;
+    const x = v / 1024 ** k;
+    return x.toFixed(k === 0 || Math.abs(x) >= 100 ? 0 : Math.abs(x) >= 10 ? 1 : 2) + ' ' + units[k];
+}
+
 export function percent(p: number): string {
     return (p * 100).toFixed(1) + '%';
 }
@@ -68,10 +87,11 @@ export function seIsLarge(s: Share): boolean {
     return !s.significant || s.se > s.share / 5;
 }
 
+/* "NN.N% · M samples"; of a heap profile, whose samples are stacks, the bytes instead
+ * ("NN.N% · 72.0 MiB"), as the viewer's source pane writes it. */
 export function heatText(s: Share, unit: string): string {
-    const n = s.samples === 1 ? '1 sample' : s.samples + ' samples';
-    const base = percent(s.share) + (seIsLarge(s) ? ' ±' + (s.se * 100).toFixed(1) : '') + ' · ' + n;
-    return unit === 'bytes' ? base + ' (' + s.value + ' bytes)' : base;
+    const what = unit === 'bytes' ? bytes(s.value) : s.samples === 1 ? '1 sample' : s.samples + ' samples';
+    return percent(s.share) + (seIsLarge(s) ? ' ±' + (s.se * 100).toFixed(1) : '') + ' · ' + what;
 }
 
 /* The lines of one source file, keyed by the path the profile names; `same` says
@@ -93,7 +113,7 @@ export function heatForFile(s: Summary, same: (profilePath: string) => boolean):
     const out: LineHeat[] = [];
     for (const [line, c] of byLine) {
         /* The summed share's error: sqrt(p(1-p)/n) of the sum, as the profile's own. */
-        const n = s.totals.samples;
+        const n = events(s);
         const se = n > 0 ? Math.sqrt((c.share * (1 - c.share)) / n) : Math.sqrt(c.var);
         const sh: Share = { value: c.value, samples: c.samples, share: c.share, se, significant: c.sig || c.share > 2 * se };
         out.push({
@@ -103,7 +123,8 @@ export function heatForFile(s: Summary, same: (profilePath: string) => boolean):
             se,
             text: heatText(sh, s.sample_type.unit),
             hover: 'kestrel: ' + percent(c.share) + ' ±' + (se * 100).toFixed(1) + ' self of ' + s.sample_type.type +
-                ' (' + c.samples + ' of ' + n + ' samples)' + (c.fns.length ? ' in ' + c.fns.join(', ') : ''),
+                ' (' + c.samples + ' of ' + s.totals.samples + (s.kind === 'heap' ? ' stacks' : ' samples') + ')' +
+                (c.fns.length ? ' in ' + c.fns.join(', ') : ''),
         });
     }
     return out.sort((a, b) => a.line - b.line);
@@ -118,6 +139,10 @@ export function hotFiles(s: Summary): string[] {
 
 export function statusText(s: Summary): string {
     const t = s.totals;
+    if (s.kind === 'heap') {
+        const v = s.sample_type.unit === 'bytes' ? bytes(t.value) : String(t.value);
+        return 'kestrel: heap ' + s.sample_type.type + ' ' + v + ' · about ' + Math.round(events(s)) + ' sampled allocations';
+    }
     const parts = ['kestrel: ' + t.samples + ' samples'];
     if (s.kind === 'cpu' && t.rate_hz > 0) parts.push(t.rate_hz.toFixed(0) + ' Hz');
     if (s.kind === 'cpu' && s.states) parts.push('running ' + percent(s.states.running.share));
@@ -125,7 +150,11 @@ export function statusText(s: Summary): string {
 }
 
 export function tooSmall(s: Summary): string | null {
-    if (s.totals.samples >= MIN_SAMPLES) return null;
-    return 'the profile has ' + s.totals.samples + ' samples, too few to trust (at least ' + MIN_SAMPLES +
+    const n = events(s);
+    if (n >= MIN_SAMPLES) return null;
+    if (s.kind === 'heap')
+        return 'the heap profile has about ' + Math.round(n) + ' sampled allocations, too few to trust (at least ' + MIN_SAMPLES +
+            '): profile a run that allocates more';
+    return 'the profile has ' + n + ' samples, too few to trust (at least ' + MIN_SAMPLES +
         '): make the program run longer or raise the rate';
 }

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
-const { readSettings, runCommand, recordCommand, splitCommandLine, stemName } = require('../out/settings.js');
+const { readSettings, runCommand, recordCommand, splitCommandLine, stemName, profileName, sourceLanguage } = require('../out/settings.js');
 const { classify } = require('../out/outcome.js');
 
 const of = (o) => (k) => o[k];
@@ -60,4 +60,25 @@ test('no compiler, a crash, a failure and kestrel errors are told apart', () => 
     assert.deepEqual(classify(3, null, 'kestrel: wrote /tmp/fail.*\n'), { kind: 'program', message: 'the program exited with status 3', profiled: true });
     assert.deepEqual(classify(1, null, 'kestrel: out/p: directory out/ does not exist\n'), { kind: 'kestrel', message: 'out/p: directory out/ does not exist' });
     assert.deepEqual(classify(0, null, 'kestrel: wrote x.*\n'), { kind: 'ok' });
+});
+
+test('kestrel run of a C++ file: its compiler flags go in $CXXFLAGS', () => {
+    const s = readSettings(of({ compilerFlags: ['-O1', '-std=c++20'] }));
+    assert.deepEqual(runCommand(s, '/ws/hot.cpp', '/tmp/k/hot'),
+        { args: ['run', '-F', '997', '--engine', 'auto', '--unwind', 'auto', '-o', '/tmp/k/hot', '/ws/hot.cpp'], env: { CXXFLAGS: '-O1 -std=c++20' } });
+    for (const f of ['a.cc', 'a.cxx', 'a.C']) assert.deepEqual(runCommand(s, f, 'a').env, { CXXFLAGS: '-O1 -std=c++20' });
+    assert.equal(sourceLanguage('x.h'), null);
+    assert.throws(() => runCommand(s, '/ws/x.h', 'x'), /\/ws\/x\.h is not a C or C\+\+ file/);
+});
+
+test('a profile file is named after its run', () => {
+    assert.equal(stemName('/ws/hot.cpp'), 'hot');
+    assert.equal(stemName('/ws/Hot.C'), 'Hot');
+    assert.equal(profileName('/tmp/runs/busy.raw/4242.raw.json'), 'busy.4242');
+    assert.equal(profileName('/tmp/runs/busy.raw/4242.heap.pb.gz'), 'busy.4242.heap');
+    assert.equal(profileName('/tmp/runs/busy.heap.pb.gz'), 'busy.heap');
+    assert.equal(profileName('/tmp/runs/busy.pb.gz'), 'busy');
+    assert.equal(profileName('/tmp/cpu.pb'), 'cpu');
+    assert.equal(profileName('/tmp/x/4242.raw.json'), '4242');
+    assert.equal(profileName('/tmp/.raw.json'), 'profile');
 });

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
-const { parseSummary, heatForFile, hotFiles, statusText, tooSmall, heatText } = require('../out/summary.js');
+const { parseSummary, heatForFile, hotFiles, statusText, tooSmall, heatText, events, bytes } = require('../out/summary.js');
 
 const share = (samples, n, significant = true) => {
     const p = samples / n;
@@ -71,4 +71,40 @@ test('what is not a kestrel profile.json is refused with the reason', () => {
     assert.throws(() => parseSummary('{'), /not JSON/);
     assert.throws(() => parseSummary('{"format": "speedscope"}'), /not a kestrel profile\.json/);
     assert.throws(() => parseSummary('{"format": "kestrel-summary", "version": 2}'), /version 2/);
+});
+
+// A heap profile.json as kestrel writes it: 3 stacks, 96 MiB in use at 512 KiB a sample.
+function heapProfile(value = 96 * 1048576, stacks = 3, lines = []) {
+    const sh = (v) => ({ value: v, samples: 1, share: v / value, se: 0, significant: true });
+    return JSON.stringify({
+        format: 'kestrel-summary', version: 1, source: 'x.heap.pb.gz', kind: 'heap',
+        sample_type: { type: 'inuse_space', unit: 'bytes' },
+        totals: { value, samples: stacks, wall_ns: 1e9, rate_hz: 0, requested_hz: 0, period: 524288, threads: 1, dropped: 0, truncated: 0, engine: null },
+        threads: [], stacks: { known: true }, functions: [],
+        lines: lines.map(([fn, file, line, v]) => ({ function: fn, file, line, self: sh(v), total: sh(v) })),
+    });
+}
+
+test('a heap profile counts its sampled allocations, not its stacks', () => {
+    const s = parseSummary(heapProfile());
+    assert.equal(events(s), 192);
+    assert.equal(tooSmall(s), null);
+    assert.equal(statusText(s), 'kestrel: heap inuse_space 96.0 MiB · about 192 sampled allocations');
+    assert.match(tooSmall(parseSummary(heapProfile(10 * 524288))), /^the heap profile has about 10 sampled allocations, too few to trust \(at least 100\)/);
+    // Never fewer events than stacks.
+    assert.equal(events(parseSummary(heapProfile(1024, 7))), 7);
+});
+
+test("a heap line's share and error rest on the sampled allocations; its bytes are shown", () => {
+    const s = parseSummary(heapProfile(96 * 1048576, 3, [['grow', '/s.c', 8, 72 * 1048576], ['small', '/s.c', 9, 24 * 1048576]]));
+    const [grow, small] = heatForFile(s, () => true);
+    assert.equal(grow.samples, 1);
+    assert.ok(Math.abs(grow.se - Math.sqrt(0.75 * 0.25 / 192)) < 1e-12, String(grow.se));
+    assert.equal(grow.text, '75.0% · 72.0 MiB');
+    assert.equal(small.text, '25.0% · 24.0 MiB');
+    assert.match(grow.hover, /75\.0% ±3\.1 self of inuse_space \(1 of 3 stacks\) in grow/);
+});
+
+test('bytes are written in binary units', () => {
+    assert.deepEqual([0, 1023, 1536, 96 * 1048576, 5 * 1024 ** 3].map(bytes), ['0 B', '1023 B', '1.50 KiB', '96.0 MiB', '5.00 GiB']);
 });

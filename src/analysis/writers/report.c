@@ -145,18 +145,6 @@ static int64_t type_total(const struct profile *p, const char *type)
     return k >= 0 ? sum : -1;
 }
 
-/* The total of `type` over the samples of one state; -1 when the type is absent. */
-static int64_t type_total_state(const struct profile *p, const char *type, int state)
-{
-    int k = profile_find_sample_type(p, type);
-    int64_t sum = 0;
-    for (size_t i = 0; k >= 0 && i < p->n_samples; i++)
-        if (p->samples[i].state == state &&
-            __builtin_add_overflow(sum, profile_values(p, i)[k], &sum))
-            return -1;
-    return k >= 0 ? sum : -1;
-}
-
 static void header(FILE *out, const struct profile *p, const struct summary *s)
 {
     const struct profile_sample_type *t = &p->sample_types[s->type];
@@ -204,11 +192,12 @@ static void header(FILE *out, const struct profile *p, const struct summary *s)
     }
     if (p->kind == PROFILE_CPU) {
         if (p->meta.requested_hz > 0) fprintf(out, " · %.0f Hz requested", p->meta.requested_hz);
-        /* Achieved: the samples of running threads per second of their CPU time, as
-         * measured; the runtime's rate_hz is the rate it aimed at, and with no sample
-         * nothing was achieved. */
+        /* Achieved: the running samples per second of the sampled threads' CPU time,
+         * as measured (the CPU time of every sample: a sample that found its thread
+         * off-CPU still carries the CPU time since the one before); the runtime's
+         * rate_hz is the rate it aimed at, and with no sample nothing was achieved. */
         const char *sep = p->meta.requested_hz > 0 ? ", " : " · ";
-        int64_t cpu_all = type_total_state(p, "cpu", PROFILE_RUNNING);
+        int64_t cpu_all = type_total(p, "cpu");
         uint64_t running = s->state[PROFILE_RUNNING].n;
         if (!running)
             fprintf(out, "%sno on-CPU sample taken", sep);

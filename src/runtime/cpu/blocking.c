@@ -27,6 +27,7 @@
 #include "runtime/cpu/blocking.h"
 #include "runtime/arch/arch.h"
 #include "runtime/interpose.h"
+#include "runtime/cpu/registry.h"
 #include "runtime/cpu/sigown.h"
 #include "runtime/sigwrap.h"
 
@@ -49,23 +50,32 @@
 static __thread volatile unsigned blk_hits;
 static __thread volatile int blk_in;
 
-int blocking_interrupted(const void *ucv)
+enum blocking_where blocking_interrupted(const void *ucv)
 {
     blk_hits++;
-    if (!blk_in) return 0;
+    if (!blk_in) return BLOCKING_OUTSIDE;
     /* Inside a wrapped call the PC is in libc's, the vDSO's or the program's text,
      * readable. The kernel, restarting a system call for the handler, set the PC back
      * onto its system call instruction; one it ended with EINTR leaves the PC after
-     * it. Either way the thread was asleep in the call. One that ended on its own was
-     * running (its CPU time in the kernel, or the wake-up). */
-    return arch_at_syscall((const ucontext_t *)ucv, EINTR);
+     * it. Either way the thread was asleep in the call. One that ended on its own may
+     * have been running (its CPU time in the kernel) or waking up: the engine tells
+     * which from how late the signal came (engine_signal.c, sig_late). */
+    return arch_at_syscall((const ucontext_t *)ucv, EINTR) ? BLOCKING_ASLEEP : BLOCKING_IN_CALL;
 }
 
-/* One wrapped call: the counts and errno at its start. */
+/* One wrapped call: the counts and errno at its start, and the thread's registry slot,
+ * where the depth is published for the engine's sampler (a thread inside a call is asked
+ * whether it sleeps there before it is signalled). */
 struct blk {
     unsigned hits, prog;
     int err;
+    struct reg_slot *slot;
 };
+
+static void blk_publish(struct reg_slot *s)
+{
+    if (s && registry_self() == s) atomic_store_explicit(&s->in_call, (uint32_t)blk_in, memory_order_relaxed);
+}
 
 static void blk_begin(struct blk *b)
 {
@@ -73,10 +83,18 @@ static void blk_begin(struct blk *b)
     b->prog = sigwrap_handled();
     b->err = errno;
     blk_in++;
+    b->slot = registry_self();
+    blk_publish(b->slot);
+}
+
+static void blk_end(struct blk *b)
+{
+    blk_in--;
+    blk_publish(b->slot);
 }
 
 /* The value the call returns, on its way out. */
-#define BLK_END(b, v) (blk_in--, (v))
+#define BLK_END(b, v) (blk_end(&(b)), (v))
 
 /* Whether the engine's signal came since the last look and no handler of the
  * program's since the call began: then the call is resumed (errno as it was). */

@@ -162,6 +162,7 @@ struct reg_slot *registry_register(int64_t fiber, const char *label, uint64_t lo
     s->stack_lo = lo;
     s->stack_hi = hi;
     s->rooted = 0;
+    atomic_store_explicit(&s->in_call, 0, memory_order_relaxed);
     s->cpu_clock = (clockid_t)((~(unsigned)s->tid << 3) | 6); /* per-thread, sched clock */
     s->cpu_last_ns = rt_clock_ns(s->cpu_clock);
     s->cpu_seen_ns = s->cpu_last_ns;

@@ -38,6 +38,8 @@ struct reg_slot {
     uint8_t rooted; /* its outermost frame is kestrel's root function (unwind.h): a
                      * walk that ends anywhere else was cut short */
     clockid_t cpu_clock; /* this thread's CPU-time clock */
+    _Atomic uint32_t in_call; /* written by the thread: how deep it is in the blocking
+                                 calls the signal engine wraps (blocking.c), 0 outside */
     /* Owned by the engine thread while the slot is not FREE: */
     uint64_t cpu_last_ns; /* CPU clock at this thread's previous sample */
     uint64_t cpu_seen_ns; /* CPU clock at the engine's previous look */
