@@ -14,6 +14,7 @@
 #include "runtime/heap/heap.h"
 #include "runtime/unwind/unwind.h"
 #include "runtime/unwind/step.h"
+#include "runtime/unwind/table.h"
 
 #include <string.h>
 

@@ -30,23 +30,13 @@ void uw_mode_set(int mode);
 int uw_mode_parse(const char *s);
 const char *uw_mode_name(int mode);
 
-/* What a walk may read of an image whose table is not built yet (table.h):
- *   NONE    nothing: such a frame is stepped by frame pointer, and counted in
- *           *unbuilt, so that the caller may walk again under the loader's lock;
- *   LIVE    the one FDE, while every frame so far was found by CFI: the walk of the
- *           thread's own live stack, whose frames' images stay mapped while they run
- *           (a frame-pointer step may find junk in an image unloaded since the last
- *           refresh, so after one the walk reads no more);
- *   LOCKED  the one FDE of any image (uw_tables_locked: every registered image is
- *           mapped). */
-enum uw_direct { UW_DIRECT_NONE = 0, UW_DIRECT_LIVE, UW_DIRECT_LOCKED };
 
 /* Stack memory: addresses [lo, hi) may be read, at address + bias (a copy of a stack
  * is walked with the original's addresses; bias 0 reads live memory). */
 struct uw_stack {
     uint64_t lo, hi;
     intptr_t bias;
-    int direct;        /* enum uw_direct */
+    int direct;        /* enum uw_direct (table.h) */
     unsigned *unbuilt; /* if not NULL, counts frames that met a table not built */
 };
 

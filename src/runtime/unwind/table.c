@@ -22,7 +22,6 @@
  * process never pays much more than twice the cheaper of the two (the rent-or-buy
  * rule), and one that takes few samples decodes nothing. */
 #include "runtime/unwind/table.h"
-#include "runtime/unwind/step.h"
 #include "runtime/loader_fork.h"
 #include "runtime/rtmem.h"
 

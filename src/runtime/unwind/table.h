@@ -27,6 +27,17 @@
 #include <stdint.h>
 #include <string.h>
 
+/* What a walk (step.h) may read of an image whose table is not built yet:
+ *   NONE    nothing: such a frame is stepped by frame pointer, and counted in
+ *           *unbuilt, so that the caller may walk again under the loader's lock;
+ *   LIVE    the one FDE, while every frame so far was found by CFI: the walk of the
+ *           thread's own live stack, whose frames' images stay mapped while they run
+ *           (a frame-pointer step may find junk in an image unloaded since the last
+ *           refresh, so after one the walk reads no more);
+ *   LOCKED  the one FDE of any image (uw_tables_locked: every registered image is
+ *           mapped). */
+enum uw_direct { UW_DIRECT_NONE = 0, UW_DIRECT_LIVE, UW_DIRECT_LOCKED };
+
 #define UW_TABLE_BYTES_MAX (64u << 20) /* rows of every image together */
 #define UW_SLOTS 1024                  /* images mapped at once */
 #define UW_DESCS (1u << 16)            /* image mappings seen in a process's life */
@@ -63,8 +74,8 @@ const struct uw_image *uw_table_find(uint64_t pc);
 int uw_tables_ready(void);
 
 /* The rule that covers pc in im, into *row: 1 when CFI covers pc, 0 when none does
- * (a NONE row), -1 when im's table is not built and `direct` is 0 (enum uw_direct of
- * step.h). With `direct` the caller vouches that the image that holds pc is mapped, and
+ * (a NONE row), -1 when im's table is not built and `direct` is 0 (enum uw_direct
+ * above). With `direct` the caller vouches that the image that holds pc is mapped, and
  * a missing table is read from the FDE: LOCKED, the loader's lock held, im is that
  * image; LIVE (a thread's own live frames), im may be a descriptor an unload and a load
  * at the same address made stale since the last refresh, so the first bytes of its
