@@ -6,12 +6,18 @@ starts with descriptor 1 closed, keeps its log intact (0123456789, never 8 bytes
 eventfd counter), an exec'd shell keeps every descriptor the program gave it, and a
 program started without stdout still gets descriptor 1 for its first file and all of
 its output. The profile is still written, with samples of the work done after the
-descriptors were taken, and the perf engine counts what it lost (engine_stats.fds_lost)."""
+descriptors were taken, and the perf engine counts what it lost (engine_stats.fds_lost).
+
+Under qemu-user the close_range and closed-stdout cases are left out: qemu serves a
+guest's /proc/self/maps from a file it creates and fills itself, through a descriptor
+number of the process's own table, so a program that closes and reuses every number
+races with the emulator (its log was found holding the emulated maps, filled by qemu
+into the number the program had just taken), not with kestrel."""
 import glob
 import os
 import subprocess
 
-from rtlib import Checker, load, prog, profiled_env, tmpdir, validate
+from rtlib import EMULATED, Checker, load, prog, profiled_env, tmpdir, validate
 
 c = Checker()
 exe = prog("prog_fds")
@@ -67,7 +73,7 @@ for end in ("exit", "exec"):
         if env_name == "profiled":
             profile(d, what, lambda lost, n=len(numbers): lost == n)
 
-for env_name, env in (("unprofiled", plain_env), ("profiled", None)):
+for env_name, env in () if EMULATED else (("unprofiled", plain_env), ("profiled", None)):
     d = tmpdir()
     log = os.path.join(d, "log")
     if env is None:
@@ -81,7 +87,7 @@ for env_name, env in (("unprofiled", plain_env), ("profiled", None)):
     if env_name == "profiled":
         profile(d, what, lambda lost: lost is not None and lost >= 3)  # every one closed
 
-for env_name, env in (("unprofiled", plain_env), ("profiled", None)):
+for env_name, env in () if EMULATED else (("unprofiled", plain_env), ("profiled", None)):
     d = tmpdir()
     log = os.path.join(d, "log")
     if env is None:

@@ -107,7 +107,11 @@ if prof:
     n = sum(1 for s in prof["samples"] if s[1] in idx and s[3] == 0)
     if ENGINE == "signal":
         st = stats(prof)
-        c.check(st.get("threads_masked") == 1, "%s: one masked thread: %s" % (what, st))
+        # Under qemu-user /proc's SigBlk is the emulator's host mask, which qemu sets to
+        # block every signal at moments of its own: another thread may read as masked.
+        masked = st.get("threads_masked")
+        c.check(masked == 1 or (EMULATED and masked is not None and masked >= 1),
+                "%s: one masked thread: %s" % (what, st))
         c.check(st.get("cpu_unsampled_ns", 0) >= 0.6e9,
                 "%s: its CPU time counted: %s" % (what, st))
         c.check(any("ran with the signal engine's signal blocked" in x for x in notes(prof)),
