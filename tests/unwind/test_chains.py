@@ -15,15 +15,7 @@ import sys
 import shutil
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-KESTREL = os.path.join(ROOT, "build", "bin", "kestrel")
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
+from uwlib import check, failures, KESTREL, ROOT
 
 
 def folded(path):

@@ -11,16 +11,10 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from uwlib import check, failures, ROOT
+
 LIB = os.path.join(ROOT, "build", "lib", "libkestrel.so")
 PROG = os.path.join(ROOT, "build", "tests", "unwind", "prog_forkearly")
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
 
 
 plain = {k: v for k, v in os.environ.items() if not k.startswith("KESTREL_")}

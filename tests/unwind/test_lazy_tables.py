@@ -12,15 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-KESTREL = os.path.join(ROOT, "build", "bin", "kestrel")
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
+from uwlib import check, failures, KESTREL, ROOT
 
 
 def record(engine, argv):

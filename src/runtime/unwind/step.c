@@ -109,6 +109,22 @@ static int step_entry(const struct uw_mem *m, struct uw_regs *r)
     return 1;
 }
 
+/* The caller's registers: its return address (0 ends the walk), CFA and frame pointer. */
+static inline int step_to(struct uw_regs *r, uint64_t ra, uint64_t cfa, uint64_t fp,
+                          enum unwind_stop *stop)
+{
+    if (ra == 0) {
+        *stop = UNWIND_END_ZERO;
+        return STEP_STOP;
+    }
+    r->pc = ra;
+    r->sp = cfa;
+    r->fp = fp;
+    r->interrupted = 0;
+    r->lr = 0;
+    return STEP_OK;
+}
+
 /* The CFI step for one row. */
 static int step_row(const struct uw_mem *m, const struct cfi_row *row, struct uw_regs *r,
                     enum unwind_stop *stop)
@@ -124,17 +140,7 @@ static int step_row(const struct uw_mem *m, const struct cfi_row *row, struct uw
         uint64_t fp_at = cfa + (uint64_t)(int64_t)row->fp_off;
         if (cfa - r->sp - 8 <= UNWIND_MAX_FRAME - 8 && ld(m, cfa - 8, &ra) &&
             (CFI_FP_RULE(row) == CFI_FP_SAME || fp_at < r->sp || ld(m, fp_at, &fp))) {
-            ra = arch_strip_ra(ra);
-            if (ra == 0) {
-                *stop = UNWIND_END_ZERO;
-                return STEP_STOP;
-            }
-            r->pc = ra;
-            r->sp = cfa;
-            r->fp = fp;
-            r->interrupted = 0;
-            r->lr = 0;
-            return STEP_OK;
+            return step_to(r, arch_strip_ra(ra), cfa, fp, stop);
         }
         fp = r->fp;
     }
@@ -210,16 +216,7 @@ static int step_row(const struct uw_mem *m, const struct cfi_row *row, struct uw
             return STEP_STOP;
         }
     }
-    if (ra == 0) {
-        *stop = UNWIND_END_ZERO;
-        return STEP_STOP;
-    }
-    r->pc = ra;
-    r->sp = cfa;
-    r->fp = fp;
-    r->interrupted = 0;
-    r->lr = 0;
-    return STEP_OK;
+    return step_to(r, ra, cfa, fp, stop);
 }
 
 /* The leaf's return address, in the link register: second, unless the first frame
