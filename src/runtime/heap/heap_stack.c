@@ -7,26 +7,40 @@
  * records sit anywhere in their frame) a CFI walk starts here, from this function's
  * own pc and sp, and its frames up to that return address are dropped.
  *
- * The top of the stack is asked once per thread (pthread_getattr_np, which may
- * allocate: the caller ignores its own allocations while it walks). Runs inside
- * malloc, never in a signal handler. */
+ * The top of the stack is found once per thread, without a call that takes a lock
+ * or allocates: a malloc may run under any lock of the program's or of glibc's
+ * (pthread_getattr_np allocates while it holds the thread's own lock: asking it
+ * again from inside that allocation waited for ever). Runs inside malloc, never in
+ * a signal handler. */
 #include "runtime/arch/arch.h"
+#include "runtime/cpu/registry.h"
 #include "runtime/heap/heap.h"
 #include "runtime/unwind/unwind.h"
 #include "runtime/unwind/step.h"
 #include "runtime/unwind/table.h"
 
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+extern void *__libc_stack_end __attribute__((weak)); /* the loader's: the main stack's top */
+
+#define HEAP_THREAD_STACK_MAX (1ull << 30) /* a descriptor further above SP is not its */
+
+/* The registry's bounds when the CPU profiler registered the thread; else for the main
+ * thread the loader's __libc_stack_end, and for another glibc thread its descriptor
+ * (pthread_self()), which sits right above its stack; 1 when none fits. */
 static uint64_t heap_stack_top(void)
 {
-    pthread_attr_t attr;
-    void *addr;
-    size_t size;
-    if (pthread_getattr_np(pthread_self(), &attr)) return 1;
-    int rc = pthread_attr_getstack(&attr, &addr, &size);
-    pthread_attr_destroy(&attr);
-    return rc ? 1 : (uint64_t)(uintptr_t)addr + size;
+    uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+    struct reg_slot *s = registry_self();
+    if (s && sp >= s->stack_lo && sp < s->stack_hi) return s->stack_hi;
+    uint64_t top = 1;
+    if (getpid() == (pid_t)syscall(SYS_gettid))
+        top = &__libc_stack_end && __libc_stack_end ? (uint64_t)(uintptr_t)__libc_stack_end : 1;
+    else
+        top = (uint64_t)(uintptr_t)pthread_self();
+    return top > sp && top - sp <= HEAP_THREAD_STACK_MAX ? top : 1;
 }
 
 /* The walk from here, its frames before `ra` (this function's, the interposed
