@@ -7,9 +7,13 @@
  *
  * After SECONDS it stops and prints one line per thread:
  *   thread K cpu_ns=N wall_ns=N requests=N tid=N work_ns=N
- * (its CPU clock and the wall time of its loop, its kernel thread id, and an estimate
- * of the CPU time it spent in handle_request: its rounds at the calibration's CPU time
- * a round, so that no clock is read around the calls, which would move the samples),
+ * (its CPU clock and the wall time of its loop, its kernel thread id, and the CPU time
+ * it spent in handle_request: its requests times the mean CPU time of one call in 64,
+ * read on the thread's CPU clock around that call, less what two reads of that clock
+ * cost. Clock reads around every call would add system calls to a profile's samples;
+ * the calibration's CPU time per round drifted by up to 4 points of share as the
+ * shared machine's speed changed in a run, and the wall time around each call counts
+ * the times the thread was preempted inside it),
  * then "main cpu_ns=N" (the main thread's CPU: the calibration, the set-up) and
  * "requests N". handle_request's share of the threads' CPU time is what a profile's
  * share of it is compared with.
@@ -89,6 +93,7 @@ static int64_t deadline_ns;
 struct worker {
     pthread_t t;
     int64_t cpu_ns, wall_ns, work_ns;
+    int64_t timed_ns, timed; /* CPU time of the calls timed, and how many */
     long requests;
     int tid;
 };
@@ -106,7 +111,6 @@ static int64_t clock_ns(clockid_t c)
  * long in a calibration at start (measured on the thread's CPU clock), and no system
  * call inside: its samples are its own, not the clock's. */
 static long rounds_per_us;
-static double ns_per_round; /* CPU ns of one round, as calibrated */
 
 static inline __attribute__((always_inline)) unsigned long lcg_rounds(unsigned long x, long n)
 {
@@ -124,7 +128,6 @@ static void calibrate(void)
         int64_t el = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
         if (el > 50000000) {
             rounds_per_us = (long)((double)n * 1000.0 / (double)el);
-            ns_per_round = (double)el / (double)n;
             return;
         }
         n *= 2;
@@ -211,7 +214,16 @@ static void *loop(void *arg)
                 c->have += (int)r;
                 if (c->have < REQ) continue;
                 c->have = 0;
-                handle_request(c->buf, resp);
+                if (w->requests % 64 == 0) {
+                    int64_t h0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+                    handle_request(c->buf, resp);
+                    int64_t h1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+                    int64_t e1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+                    w->timed_ns += (h1 - h0) - (e1 - h1);
+                    w->timed++;
+                } else {
+                    handle_request(c->buf, resp);
+                }
                 w->requests++;
                 ssize_t s = write(c->fd, resp, RESP); /* 256 B into an empty socket buffer */
                 if (s != RESP) {
@@ -222,7 +234,7 @@ static void *loop(void *arg)
         }
     }
     w->wall_ns = clock_ns(CLOCK_MONOTONIC) - t0;
-    w->work_ns = (int64_t)((double)w->requests * (double)work_us * (double)rounds_per_us * ns_per_round);
+    w->work_ns = w->timed ? (int64_t)((double)w->requests * (double)w->timed_ns / (double)w->timed) : 0;
     w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     return NULL;
 }

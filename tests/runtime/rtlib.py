@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(ROOT, "build")
@@ -82,6 +83,25 @@ def tmpdir():
 def load(path):
     with open(path) as f:
         return json.load(f)
+
+
+# The kernel's tick rate: the coarse clock (CLOCK_MONOTONIC_COARSE, 6) moves once a tick.
+TICK_HZ = round(1 / time.clock_getres(6))
+
+
+def rate_of(d, c, hz):
+    """The rate profile d samples at, asked for `hz` (clamped to 10..10000): the signal
+    engine's per-thread CPU-time timers fire at most once per kernel tick, so it samples
+    at min(hz, tick rate) where it has them (natively always; under qemu it may signal
+    threads instead, at hz). Checks that the file says so."""
+    timers = d.get("engine_stats", {}).get("tick_hz", 0)
+    if d.get("engine") == "signal" and not EMULATED:
+        c.check(timers == TICK_HZ, "the signal engine's timers: tick_hz %s, the kernel's %d"
+                % (timers, TICK_HZ))
+    want = min(hz, timers) if d.get("engine") == "signal" and timers else hz
+    c.check(d.get("rate_hz") == want, "rate_hz %s for %d Hz asked (tick %d)"
+            % (d.get("rate_hz"), hz, TICK_HZ))
+    return want
 
 
 def expected_engine():

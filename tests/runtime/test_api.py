@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 
-from rtlib import EMULATED, ENGINE, Checker, load, prog, tmpdir, validate
+from rtlib import EMULATED, ENGINE, Checker, load, prog, rate_of, tmpdir, validate
 
 c = Checker()
 d = tmpdir()
@@ -44,20 +44,20 @@ def read(name):
 
 region = read("region.json")
 if region:
-    c.check(region["rate_hz"] == 997, "region: rate_hz %s" % region["rate_hz"])
+    hz = rate_of(region, c, 997)
     c.check(len(region["threads"]) == 3, "region: %d threads" % len(region["threads"]))
     m, t, k = (samples_of(region, x) for x in ("main", "thread", "worker7"))
-    c.check(m > 100 and t > 60 and k > 60,
+    # half the samples of their CPU time, and more
+    c.check(m > 0.5 * hz * 0.2 and t > 0.4 * hz * 0.15 and k > 0.4 * hz * 0.15,
             "region: samples main %d (200 ms), thread %d, worker7 %d (150 ms each)" % (m, t, k))
     c.check(any(th["fiber"] == 7 for th in region["threads"]),
             "region: the registered thread's fiber 7: %s" % region["threads"])
 
 second = read("second.json")
 if second:
-    c.check(second["rate_hz"] == 997, "second: rate_hz %s (start(0) keeps the rate)"
-            % second["rate_hz"])
+    hz = rate_of(second, c, 997)  # start(0) keeps the rate
     m = samples_of(second, "main")
-    c.check(m > 20, "second: %d samples of main's 100 ms" % m)
+    c.check(m > 0.2 * hz * 0.1, "second: %d samples of main's 100 ms" % m)
 
 # 60-70 pages here, the process's first session, loaded or not; 899-1128 when every
 # slot was touched. Under qemu-user the count is the emulator's: 1320 pages for this

@@ -22,7 +22,7 @@ import resource
 import subprocess
 import sys
 
-from rtlib import EMULATED, Checker, load, prog, profiled_env, tmpdir, validate
+from rtlib import EMULATED, Checker, load, prog, profiled_env, rate_of, tmpdir, validate
 
 c = Checker()
 exe = prog("prog_life")
@@ -85,7 +85,8 @@ dd = complete(f[0], "execfail", min_samples=1) if len(f) == 1 else None
 if dd:
     span = max(s[0] for s in dd["samples"]) if dd["samples"] else 0
     c.check(span >= 250 * 10**6, "execfail: samples span %.0f ms of the 300" % (span / 1e6))
-    c.check(len(dd["samples"]) >= 150, "execfail: %d samples for 300 ms" % len(dd["samples"]))
+    c.check(len(dd["samples"]) >= 0.5 * 0.3 * rate_of(dd, c, 997),
+            "execfail: %d samples for 300 ms" % len(dd["samples"]))
 
 if EMULATED:
     print("tree, fork: not run under qemu-user", file=sys.stderr)

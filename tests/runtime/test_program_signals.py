@@ -19,7 +19,8 @@ import os
 import signal
 import subprocess
 
-from rtlib import BUILD, EMULATED, ENGINE, Checker, load, prog, profiled_env, tmpdir, validate
+from rtlib import (BUILD, EMULATED, ENGINE, Checker, load, prog, profiled_env, rate_of, tmpdir,
+                   validate)
 
 c = Checker()
 exe = prog("prog_signals")
@@ -48,6 +49,11 @@ def on_cpu(prof):
     return sum(1 for s in prof["samples"] if s[3] == 0) if prof else 0
 
 
+def expect(prof, seconds, share):
+    """`share` of the on-CPU samples `seconds` of CPU time give at the profile's rate."""
+    return share * seconds * (rate_of(prof, c, 997) if prof else 997)
+
+
 def stats(prof):
     return (prof or {}).get("engine_stats", {})
 
@@ -58,7 +64,8 @@ def notes(prof):
 
 for sig in (None, "SIGPROF"):
     what, _, _, prof, _ = run("dfl", sig)
-    c.check(on_cpu(prof) >= 100, "%s: %d on-CPU samples of 300 ms" % (what, on_cpu(prof)))
+    c.check(on_cpu(prof) >= expect(prof, 0.3, 1 / 3),
+            "%s: %d on-CPU samples of 300 ms" % (what, on_cpu(prof)))
     if ENGINE == "signal":
         want = signal.SIGPROF if sig else RT
         c.check(stats(prof).get("signal") == want, "%s: kept signal %d: %s" % (what, want, stats(prof)))
@@ -71,7 +78,8 @@ for sig in (None, "SIGPROF"):
         c.check(strays == 0, "%s: %d signals that were not its timer's" % (what, strays))
         enough = got > 0 if EMULATED else got >= 0.7 * cpu_ms / 5
         c.check(enough, "%s: %d timer signals for %d ms of CPU" % (what, got, cpu_ms))
-    c.check(on_cpu(prof) >= 250, "%s: %d on-CPU samples of 500 ms" % (what, on_cpu(prof)))
+    c.check(on_cpu(prof) >= expect(prof, 0.5, 0.5),
+            "%s: %d on-CPU samples of 500 ms" % (what, on_cpu(prof)))
     if ENGINE == "signal":
         st = stats(prof)
         if sig:
@@ -87,7 +95,7 @@ for sig in (None, "SIGPROF"):
 what, plain, out, prof, path = run("rt")
 c.check(plain == ["got", "50", "strays", "0"], "%s unprofiled: %s" % (what, plain))
 c.check(out == ["got", "50", "strays", "0"], "%s: %s" % (what, out))
-c.check(on_cpu(prof) >= 400, "%s: %d on-CPU samples of 800 ms, 600 after the move" %
+c.check(on_cpu(prof) >= expect(prof, 0.8, 0.5), "%s: %d on-CPU samples of 800 ms, 600 after the move" %
         (what, on_cpu(prof)))
 if ENGINE == "signal":
     st = stats(prof)

@@ -16,7 +16,8 @@ import subprocess
 
 import os.path
 
-from rtlib import ARCH, BUILD, ENGINE, Checker, load, profiled_env, prog, tmpdir, validate
+from rtlib import (ARCH, BUILD, ENGINE, Checker, load, profiled_env, prog, rate_of, tmpdir,
+                   validate)
 
 c = Checker()
 exe = prog("prog_smallstack")
@@ -47,7 +48,8 @@ for stack, extra in ((STACK_MIN, 0), (1 << 20, 6144 if ENGINE == "signal" else 0
         validate(prof, c, what)
         idx = [i for i, t in enumerate(prof["threads"]) if t["label"] == "thread"]
         n = sum(1 for s in prof["samples"] if s[1] in idx and s[3] == 0)
-        c.check(n >= 100, "%s: %d on-CPU samples of the thread's 300 ms" % (what, n))
+        c.check(n >= 0.3 * rate_of(prof, c, 997) / 3,
+                "%s: %d on-CPU samples of the thread's 300 ms" % (what, n))
 
 for stack, extra in ((STACK_MIN, 0), (1 << 20, 6144 if ENGINE == "signal" else 0)):
     args = ["16", str(stack), "alloc"]

@@ -7,11 +7,12 @@ was built without frame pointers; with them, the share is below the report's
 threshold and it says nothing. The share agrees, within three standard errors, with
 the truth read from the stacks themselves (a whole stack of the work holds main), and
 the heap profile says the same."""
+import glob
 import json
 import os
 import subprocess
 
-from rtlib import BUILD, ENGINE, Checker, prog, tmpdir
+from rtlib import BUILD, ENGINE, Checker, load, prog, rate_of, tmpdir
 
 c = Checker()
 d_ = tmpdir()
@@ -35,7 +36,9 @@ def record(name):
         except (OSError, ValueError) as e:
             c.check(False, "%s: %s%s: %s" % (name, stem, suffix, e))
             out[kind] = {"stacks": {"known": False, "incomplete": {"share": -1, "se": 0}}}
-    return p.stdout, out, stem
+    raws = glob.glob(stem + ".raw/*.raw.json")
+    hz = rate_of(load(raws[0]), c, 997) if c.check(len(raws) == 1, "%s: one raw file" % name) else 997
+    return p.stdout, out, stem, hz
 
 
 def folded_truth(path):
@@ -57,7 +60,7 @@ def incomplete_line(report):
 
 
 for name, fp in (("prog_libcwork", True), ("prog_libcwork_nofp", False)):
-    report, pj, stem = record(name)
+    report, pj, stem, hz = record(name)
     cpu, heap = pj["cpu"]["stacks"], pj["heap"]["stacks"]
     share, se = cpu["incomplete"]["share"], cpu["incomplete"]["se"]
     print("%s (%s engine): %.1f%% +- %.1f of samples incomplete; heap %.1f%%; report lines: %s" %
@@ -65,7 +68,7 @@ for name, fp in (("prog_libcwork", True), ("prog_libcwork_nofp", False)):
            incomplete_line(report)))
     c.check(cpu["known"] and heap["known"], "%s: the profiles record how walks ended" % name)
     total, no_main, marked = folded_truth(stem + ".folded")
-    c.check(total >= 500, "%s: %d samples" % (name, total))
+    c.check(total >= 1.5 * hz / 3, "%s: %d samples of 1.5 s at %d Hz" % (name, total, hz))
     truth = no_main / total if total else -1
     c.check(abs(marked / max(total, 1) - share) < 1e-6,
             "%s: profile.json's share %.4f is the folded export's [incomplete stack] share %d/%d" %

@@ -12,7 +12,7 @@ import math
 import os
 import subprocess
 
-from rtlib import Checker, load, name_of, prog, profiled_env, symbols, tmpdir, validate
+from rtlib import Checker, load, name_of, rate_of, prog, profiled_env, symbols, tmpdir, validate
 
 c = Checker()
 d_ = tmpdir()
@@ -39,7 +39,7 @@ share = waiting / n if n else 0
 se = math.sqrt(p_wait * (1 - p_wait) / n) if n else 1
 print("worker: %d samples, %.4f waiting; truth %.4f off-CPU (wall %.2fs); 4 SE = %.4f" %
       (n, share, p_wait, wall / 1e9, 4 * se))
-c.check(n > 0.5 * 997 * wall / 1e9, "enough samples: %d" % n)
+c.check(n > 0.5 * rate_of(d, c, 997) * wall / 1e9, "enough samples: %d" % n)
 c.check(0.3 < p_wait < 0.7, "the program did sleep about half the time: %.3f" % p_wait)
 c.check(abs(share - p_wait) <= 4 * se, "waiting share %.4f vs truth %.4f (4 SE %.4f)" %
         (share, p_wait, 4 * se))

@@ -77,6 +77,9 @@ struct engine {
     void (*thread_created)(uint32_t token);
     void (*stop)(void);
     void (*after_fork_child)(void);
+    /* Optional: the rate it samples at, when not cfg->hz (the signal engine's timers
+     * fire at most once per kernel tick). */
+    unsigned (*rate)(void);
     /* Optional: up to `max` counts for the raw file, on the engine thread at on_stopped
      * time. Returns how many it filled. */
     size_t (*stats)(struct engine_stat *out, size_t max);

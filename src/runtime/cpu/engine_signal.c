@@ -1,14 +1,31 @@
-/* engine_signal.c — the signal engine: a sampler thread of the runtime's own wakes on
- * absolute, jittered deadlines, reads every registered thread's CPU clock, sends one
- * signal (tgkill) to each thread that ran since its previous sample and is not asleep
- * in a wrapped blocking call, and takes a waiting sample, without any signal, for each
- * of the others. The handler walks its own stack into the thread's single-producer
- * single-consumer ring, which the sampler drains into the sink; the sample's state is
- * the thread's at the tick, read from how late the signal came (sig_late).
+/* engine_signal.c — the signal engine. On-CPU samples come from a timer on each
+ * registered thread's own CPU clock (timer_create, SIGEV_THREAD_ID): the kernel checks
+ * it at its scheduler tick on the CPU the thread runs on, so the signal is taken right
+ * where the tick found the thread, in its code or as the system call it was in returns.
+ * A signal sent from another CPU reaches a running thread tens of microseconds later
+ * on a virtual machine, and a server's worker has entered its next read or write by
+ * then: its request handler's time was charged to its system calls (50% of the
+ * samples in handle_request against 71% of its CPU time). The timers fire at most once
+ * per kernel tick (250 Hz on Debian's kernels), so the engine samples at the lower of
+ * the rate asked for and the tick rate; below the tick rate the handler keeps each
+ * timer sample with the probability rate / tick rate.
+ *
+ * A sampler thread of the runtime's own wakes at that rate on absolute, jittered
+ * deadlines and reads every thread's CPU clock. A thread asleep in a system call at
+ * that moment gets a waiting sample, without any signal (waitstack); one that was
+ * runnable and never ran since the last tick gets a signal it takes as it resumes, a
+ * waiting sample. Each sample carries the CPU time its thread used since the sample
+ * before. Where no timer can be made (qemu-user, a thread the timers never reach) the
+ * sampler signals each thread that ran instead (tgkill), and the sample's state is the
+ * thread's at the tick, read from how late the signal came (sig_late).
+ *
+ * The handler walks its own stack into the thread's single-producer single-consumer
+ * ring, which the sampler drains into the sink.
  *
  * Signal handlers: sig_handler() and what it calls — registry_self(), uw_walk(),
- * blocking_interrupted(), clock_gettime, atomics. No lock, no allocation, errno
- * preserved.
+ * blocking_interrupted(), clock_gettime, atomics; sig_timers_quiet() (the program's
+ * sigaction may run in its handler): atomics and timer_settime. No lock, no
+ * allocation, errno preserved.
  * Inside malloc: nothing. */
 #include "runtime/arch/arch.h"
 #include "runtime/rtfd.h"
@@ -49,6 +66,12 @@
 #define SIG_STUCK_TICKS 3             /* ticks a running thread may leave its signal pending
                                          before the sampler asks whether it blocks it */
 #define SIG_MASK_PROBE 64             /* ticks between two looks at a masked thread's mask */
+#define SIG_TIMER_SILENT 32           /* ticks a thread may run without a timer sample
+                                         before its timer is given up for signals */
+#define SIG_W_SHIFT 16                /* sig_wait_weight's fixed point */
+#define SIG_W_PRIOR 25.0              /* timer samples of the weight's prior */
+#define SIG_TIMER_INTERVAL_NS 1000    /* far below a tick: the timer fires at every tick
+                                         that finds its thread running */
 /* A thread whose stack is smaller than this takes its samples on an alternate signal
  * stack of the runtime's: the kernel's signal frame alone (registers, xsave state) is
  * about 3 KB on this machine, which a PTHREAD_STACK_MIN thread cannot spare. */
@@ -60,15 +83,22 @@ struct sig_entry {
     uint64_t cpu_ns;
     uint8_t state;
     uint8_t stop;
+    uint8_t timer; /* taken from the thread's timer: the sampler attaches its CPU time */
     uint16_t n;
     uint64_t frames[UNWIND_MAX_DEPTH];
 };
+
+/* A slot's timer: NONE, or being made or deleted (BUSY: the one who set it owns the
+ * timer until it stores the next state), ARMED, or QUIET (disarmed at a step aside,
+ * to be deleted by the sampler). */
+enum { SIG_T_NONE, SIG_T_BUSY, SIG_T_ARMED, SIG_T_QUIET };
 
 /* One per registry slot. Rules: the handler (producer) writes e[head % SIG_RING] and
  * then publishes head; the sampler (consumer) reads up to head and publishes tail.
  * `pending` is set by the sampler before it signals the thread and cleared by the
  * handler after it read sig_cpu/sig_state; while it is set the thread is not signalled
- * again (the kernel would merge the signals anyway). */
+ * again (the kernel would merge the signals anyway). `tstate` changes by
+ * compare-and-swap only (sampler, the thread at its unregistration, a step aside). */
 struct sig_ring {
     _Atomic uint32_t head;
     _Atomic uint32_t tail;
@@ -89,6 +119,19 @@ struct sig_ring {
     uint64_t sig_sent_ns;     /* CLOCK_MONOTONIC when the signal was sent */
     uint64_t sig_clock_ns;    /* the thread's CPU clock then */
     uint8_t sig_state;        /* enum sink_state of the coming sample */
+    _Atomic int tstate;       /* SIG_T_*: the thread's CPU-clock timer */
+    timer_t timer;            /* ... its id while not NONE */
+    int timer_sig;            /* ... the signal it raises */
+    uint32_t timer_failed;    /* no timer for this registration: signalled instead */
+    uint32_t silent;          /* ticks it ran with no timer sample (sampler only) */
+    uint64_t cpu_acc;         /* CPU ns no sample carries yet (sampler only) */
+    uint64_t timed_n;         /* timer samples of this registration (sampler only) */
+    uint64_t timed_cpu;       /* ... over this much of its CPU time, ns */
+    uint64_t wait_credit;     /* waiting samples owed, in 1 << SIG_W_SHIFT (sampler only) */
+    uint64_t queued_last;     /* its run queue wait (schedstat) at the last look, ns */
+    uint64_t queued_acc;      /* ... waited since then and not yet sampled */
+    int queued_known;         /* queued_last was read */
+    uint64_t thin_rng;        /* xorshift64 of the handler's thinning (handler only) */
     struct sig_entry e[SIG_RING];
 };
 
@@ -104,6 +147,11 @@ static uint64_t sig_threads_masked; /* threads found blocking the signal while r
 static uint64_t sig_cpu_unsampled;  /* CPU ns of threads that ran and could not be signalled,
                                        or ended between two ticks */
 static uint64_t sig_threads_cpu;    /* CPU ns of the registrations, from start to end */
+static int sig_timers;              /* on-CPU samples come from per-thread timers */
+static unsigned sig_tick_hz;        /* the kernel's tick rate, 0 unknown */
+static uint64_t sig_keep;           /* a timer sample is kept when rng < sig_keep (2^64 all) */
+static unsigned sig_hz;             /* the rate sampled at: cfg.hz, or the tick's below it */
+static uint64_t sig_threads_untimed; /* registrations signalled for want of a timer */
 
 
 /* ============================ the handler ============================ */
@@ -135,8 +183,15 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
     /* A wrapped call it cut short resumes. */
     enum blocking_where where = blocking_interrupted(ucv);
     struct reg_slot *s = registry_self();
+    int timer = si->si_code == SI_TIMER;
     if (s && atomic_load_explicit(&sig_running, memory_order_acquire)) {
         struct sig_ring *r = &sig_rings[registry_slot_index(s)];
+        if (timer && sig_keep) { /* below the tick rate: one tick sample in tick/rate */
+            r->thin_rng ^= r->thin_rng << 13;
+            r->thin_rng ^= r->thin_rng >> 7;
+            r->thin_rng ^= r->thin_rng << 17;
+            if (r->thin_rng >= sig_keep) goto out;
+        }
         uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
         uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
         if (h - t >= SIG_RING) {
@@ -152,8 +207,8 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
              * waiting sample, its CPU still counted. So is one taken late as a wrapped
              * call ended (sig_late): counted as running, an epoll server's workers read
              * a running share of 0.70 against 0.28 of CPU/wall. */
-            int waiting = where == BLOCKING_ASLEEP ||
-                          (where == BLOCKING_IN_CALL && sig_late(r, e->t_ns));
+            int waiting = !timer && (where == BLOCKING_ASLEEP ||
+                                     (where == BLOCKING_IN_CALL && sig_late(r, e->t_ns)));
             struct arch_regs ar;
             arch_uc_regs((const ucontext_t *)ucv, &ar);
             enum unwind_stop stop = UNWIND_CUT_RANGE;
@@ -166,27 +221,38 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
                                              UNWIND_MAX_DEPTH, &stop)
                          : 0;
             e->stop = (uint8_t)stop;
-            e->cpu_ns = r->sig_cpu;
-            e->state = waiting ? SINK_WAITING : r->sig_state;
+            e->timer = (uint8_t)timer;
+            /* A tick found the thread running: on-CPU, its CPU time the sampler's. */
+            e->cpu_ns = timer ? 0 : r->sig_cpu;
+            e->state = timer ? SINK_ON_CPU : waiting ? SINK_WAITING : r->sig_state;
             atomic_store_explicit(&r->head, h + 1, memory_order_release);
         }
-        atomic_store_explicit(&r->pending, 0, memory_order_release);
+        if (!timer) atomic_store_explicit(&r->pending, 0, memory_order_release);
     }
+out:
     errno = saved_errno;
 }
 
 /* ============================ the sampler ============================ */
 
-static void sig_drain(struct reg_slot *s, struct sig_ring *r)
+/* Returns how many timer samples it took. */
+static unsigned sig_drain(struct reg_slot *s, struct sig_ring *r)
 {
     uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+    unsigned timed = 0;
     for (; t != h; t++) {
         const struct sig_entry *e = &r->e[t % SIG_RING];
+        uint64_t cpu = e->cpu_ns;
+        if (e->timer) { /* the CPU time since the sample before */
+            cpu = r->cpu_acc;
+            r->cpu_acc = 0;
+            timed++;
+        }
         struct sink_sample smp = {
             .slot = s,
             .t_ns = e->t_ns,
-            .cpu_ns = e->cpu_ns,
+            .cpu_ns = cpu,
             .state = e->state,
             .stop = e->stop,
             .nframes = e->n,
@@ -202,6 +268,82 @@ static void sig_drain(struct reg_slot *s, struct sig_ring *r)
     atomic_store_explicit(&r->tail, t, memory_order_release);
     uint32_t d = atomic_exchange_explicit(&r->dropped, 0, memory_order_relaxed);
     if (d) sink_drop(d);
+    return timed;
+}
+
+/* ============================ the timers ============================ */
+
+/* Deletes the slot's timer unless someone else holds it (BUSY). */
+static void sig_timer_delete(struct sig_ring *r)
+{
+    for (int want = SIG_T_ARMED; want <= SIG_T_QUIET; want++) {
+        int e = want;
+        if (atomic_compare_exchange_strong(&r->tstate, &e, SIG_T_BUSY)) {
+            timer_delete(r->timer);
+            atomic_store(&r->tstate, SIG_T_NONE);
+            return;
+        }
+    }
+}
+
+/* The step aside's hook: every armed timer disarmed. Async-signal-safe. */
+static void sig_timers_quiet(void)
+{
+    size_t hi = sig_rings ? registry_slots_hi() : 0;
+    for (size_t i = 0; i < hi; i++) {
+        struct sig_ring *r = &sig_rings[i];
+        int e = SIG_T_ARMED;
+        if (!atomic_compare_exchange_strong(&r->tstate, &e, SIG_T_BUSY)) continue;
+        struct itimerspec off;
+        memset(&off, 0, sizeof off);
+        timer_settime(r->timer, 0, &off, NULL);
+        atomic_store(&r->tstate, SIG_T_QUIET);
+    }
+}
+
+/* The slot's timer armed with the engine's current signal: 0, or -1 when the thread
+ * has none (it is signalled instead). Sampler, registry locked. */
+static int sig_timer_ensure(struct reg_slot *s, struct sig_ring *r)
+{
+    if (!sig_timers || r->timer_failed) return -1;
+    int sig = sigown_current(), st = atomic_load(&r->tstate);
+    if (st == SIG_T_ARMED && r->timer_sig == sig) return 0;
+    if (st == SIG_T_ARMED || st == SIG_T_QUIET) sig_timer_delete(r);
+    int e = SIG_T_NONE;
+    if (!sig || !atomic_compare_exchange_strong(&r->tstate, &e, SIG_T_BUSY)) return -1;
+    if (sigown_timer_arm(s->cpu_clock, s->tid, SIG_TIMER_INTERVAL_NS, &r->timer, &r->timer_sig)) {
+        atomic_store(&r->tstate, SIG_T_NONE);
+        r->timer_failed = 1;
+        sig_threads_untimed++;
+        return -1;
+    }
+    r->silent = 0;
+    atomic_store(&r->tstate, SIG_T_ARMED);
+    return 0;
+}
+
+/* The kernel's tick rate: the resolution of the coarse clock is one tick. 0 unknown. */
+static unsigned sig_kernel_tick_hz(void)
+{
+    struct timespec res;
+    if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0 || res.tv_sec) return 0;
+    if (res.tv_nsec < 100000 || res.tv_nsec > 100000000) return 0;
+    return (unsigned)((1000000000L + res.tv_nsec / 2) / res.tv_nsec);
+}
+
+/* Whether this process can have a timer on a thread's CPU clock that signals that
+ * thread (qemu-user cannot): tried on the sampler's own clock, never armed. */
+static int sig_timers_work(void)
+{
+    struct sigevent ev;
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = sigown_current();
+    ev._sigev_un._tid = (int)syscall(SYS_gettid);
+    timer_t t;
+    if (!ev.sigev_signo || timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &t) != 0) return 0;
+    timer_delete(t);
+    return 1;
 }
 
 static void sig_send(struct reg_slot *s, struct sig_ring *r, uint64_t cpu_ns, uint64_t clock_ns,
@@ -237,6 +379,8 @@ static void sig_forget_in_flight(struct reg_slot *slots)
 static void sig_account(struct reg_slot *s, struct sig_ring *r, uint64_t end)
 {
     if (atomic_exchange(&r->pending, 0)) sig_cpu_unsampled += r->sig_cpu;
+    sig_cpu_unsampled += r->cpu_acc;
+    r->cpu_acc = 0;
     if (end > s->cpu_last_ns) sig_cpu_unsampled += end - s->cpu_last_ns;
     if (end > r->cpu_start) sig_threads_cpu += end - r->cpu_start;
     s->cpu_last_ns = end > s->cpu_last_ns ? end : s->cpu_last_ns;
@@ -266,9 +410,116 @@ static int sig_blocks(int tid, int sig)
     return (int)((mask >> (sig - 1)) & 1);
 }
 
-/* One tick: drain, release finished slots, signal threads that ran, take waiting
- * samples of the others. The registry stays locked, so nobody unregisters between the
- * generation check and the tgkill. */
+/* The waiting samples one waiting period of the thread stands for, in 1 << SIG_W_SHIFT:
+ * its timer samples per period of its CPU time so far, from a prior of one. */
+static uint64_t sig_wait_weight(const struct sig_ring *r, uint64_t period)
+{
+    double n = (double)r->timed_n + SIG_W_PRIOR;
+    double cpu = (double)r->timed_cpu + SIG_W_PRIOR * (double)period;
+    return (uint64_t)(n * (double)period / cpu * (double)(1u << SIG_W_SHIFT));
+}
+
+/* The time thread `tid` waited on a run queue, runnable and not running, in ns
+ * (/proc/self/task/TID/schedstat, its second field); -1 unknown. */
+static int64_t sig_queued_ns(int tid)
+{
+    char path[64], buf[128];
+    snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", tid);
+    struct rtfd once;
+    int fd = rtfd_open_once(&once, path);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    rtfd_close(&once);
+    if (n <= 0) return -1;
+    buf[n] = 0;
+    char *p = buf, *e;
+    strtoull(p, &e, 10);
+    if (e == p) return -1;
+    unsigned long long q = strtoull(e, &p, 10);
+    return p == e ? -1 : (int64_t)q;
+}
+
+/* A thread with a timer, at a tick: its running time is the timer's to sample, its
+ * CPU time goes to its next sample. Asleep in a system call now (/proc): a waiting
+ * sample. The time it spent runnable and not running (on a run queue: schedstat;
+ * /proc shows such a thread running) gives one waiting sample per period of it, taken
+ * where it waited: a signal it takes as it resumes, or the stack of the call it
+ * sleeps in now.
+ *
+ * How many ticks find a thread running, per second of its CPU time, depends on how it
+ * runs: a loop is hit 250 times a second at 250 Hz, a thread that runs for 15 µs
+ * between sleeps of 50 µs about 100 times on this machine's virtual CPUs, an epoll
+ * server's worker 250 to 300 times. Its waiting samples are taken at the rate its
+ * timer reaches (sig_wait_weight), so that its running share is its CPU time over its
+ * wall time.
+ *
+ * A timer that brought nothing while the thread ran is blocked (the thread is masked,
+ * as below) or never reaches it (it is signalled from then on). */
+static void sig_tick_timed(struct reg_slot *s, struct sig_ring *r, uint64_t now, uint64_t cpu,
+                           unsigned timed)
+{
+    uint64_t delta = cpu > s->cpu_last_ns ? cpu - s->cpu_last_ns : 0;
+    uint64_t period = 1000000000ull / sig_hz;
+    int moved = cpu != s->cpu_seen_ns;
+    s->cpu_seen_ns = cpu;
+    s->cpu_last_ns = cpu;
+    r->cpu_acc += delta;
+    r->timed_n += timed;
+    r->timed_cpu += delta;
+    r->silent = timed ? 0 : delta >= period / 2 ? r->silent + 1 : r->silent;
+    if (r->silent >= SIG_TIMER_SILENT) {
+        r->silent = 0;
+        if (sig_blocks(s->tid, sigown_current())) {
+            r->masked = 1;
+            if (!r->masked_seen) sig_threads_masked++;
+            r->masked_seen = 1;
+            sig_timer_delete(r);
+            sigown_discard();
+        } else {
+            r->timer_failed = 1;
+            sig_threads_untimed++;
+            sig_timer_delete(r);
+        }
+        sig_cpu_unsampled += r->cpu_acc;
+        r->cpu_acc = 0;
+        return;
+    }
+    uint64_t w = sig_wait_weight(r, period);
+    int asleep = 0;
+    if (delta < period - period / 16 || atomic_load_explicit(&s->in_call, memory_order_relaxed)) {
+        asleep = waitstack_sample_n(s, now, r->cpu_acc, 0) > 0;
+        if (asleep) r->wait_credit += w;
+    }
+    if (!asleep) waitstack_episode_end(s);
+    /* The periods it waited for a CPU since the last tick. Without schedstat: a thread
+     * that did not run since then and is not asleep waited for one all along. */
+    int64_t q = moved || !asleep ? sig_queued_ns(s->tid) : -1;
+    if (q >= 0) {
+        if (r->queued_known && (uint64_t)q > r->queued_last)
+            r->queued_acc += (uint64_t)q - r->queued_last;
+        r->queued_last = (uint64_t)q;
+        r->queued_known = 1;
+        r->wait_credit += r->queued_acc / period * w;
+        r->queued_acc %= period;
+    }
+    if (!r->queued_known && !asleep && !moved) r->wait_credit += w;
+    uint32_t n = (uint32_t)(r->wait_credit >> SIG_W_SHIFT);
+    r->wait_credit -= (uint64_t)n << SIG_W_SHIFT;
+    if (!n) return;
+    if (asleep && waitstack_sample_n(s, now, r->cpu_acc, n) > 0) {
+        r->cpu_acc = 0;
+    } else if (atomic_load_explicit(&r->pending, memory_order_acquire)) {
+        r->owed += n; /* it has not resumed to take the last one yet */
+    } else {
+        r->owed += n - 1;
+        sig_send(s, r, r->cpu_acc, cpu, SINK_WAITING);
+        r->cpu_acc = 0;
+    }
+}
+
+/* One tick: drain, release finished slots, sample every thread (sig_tick_timed, or a
+ * signal to each thread that ran and a waiting sample of the others). The registry
+ * stays locked, so nobody unregisters between the generation check and the tgkill. */
 static void sig_tick(uint64_t now)
 {
     registry_lock();
@@ -280,14 +531,22 @@ static void sig_tick(uint64_t now)
         uint32_t st = atomic_load(&s->state);
         if (st == REG_FREE) continue;
         struct sig_ring *r = &sig_rings[i];
-        sig_drain(s, r);
+        unsigned timed = sig_drain(s, r);
         if (st == REG_DRAINING) {
+            sig_timer_delete(r);
             sig_account(s, r, atomic_load(&r->cpu_end));
             registry_release(s);
             continue;
         }
         uint64_t cpu = rt_clock_ns(s->cpu_clock);
-        if (cpu == 0) continue; /* the thread is gone without unregistering */
+        if (cpu == 0) { /* the thread is gone without unregistering */
+            sig_timer_delete(r);
+            continue;
+        }
+        if (!r->masked && sig_timer_ensure(s, r) == 0) {
+            sig_tick_timed(s, r, now, cpu, timed);
+            continue;
+        }
         uint64_t delta = cpu > s->cpu_last_ns ? cpu - s->cpu_last_ns : 0;
         int moved = cpu != s->cpu_seen_ns;
         s->cpu_seen_ns = cpu;
@@ -340,7 +599,7 @@ static void sig_tick(uint64_t now)
 
 static uint64_t sig_next_period(void)
 {
-    uint64_t period = 1000000000ull / sig_cfg.hz;
+    uint64_t period = 1000000000ull / sig_hz;
     sig_rng ^= sig_rng << 13;
     sig_rng ^= sig_rng >> 7;
     sig_rng ^= sig_rng << 17;
@@ -365,6 +624,8 @@ static void sig_final_drain(void)
                 atomic_load(&sig_rings[i].pending) && atomic_load(&slots[i].state) == REG_ACTIVE;
         }
         if (!busy || rt_clock_ns(CLOCK_MONOTONIC) > deadline) {
+            for (size_t i = 0; i < registry_slots_hi(); i++)
+                sig_timer_delete(&sig_rings[i]);
             for (size_t i = registry_next_used(0); slots && i < REGISTRY_SLOTS;
                  i = registry_next_used(i + 1))
                 if (atomic_load(&slots[i].state) == REG_ACTIVE)
@@ -393,7 +654,7 @@ static void *sig_main(void *arg)
     while (!atomic_load(&sig_stopping)) {
         next += sig_next_period();
         uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
-        if (next + 1000000000ull / sig_cfg.hz < now)
+        if (next + 1000000000ull / sig_hz < now)
             next = now; /* fell behind (suspended, overloaded): no burst of ticks */
         struct timespec ts = rt_timespec(next);
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
@@ -432,12 +693,19 @@ static int sig_start(const struct engine_config *cfg)
     sig_cfg = *cfg;
     sig_pid = (int)syscall(SYS_getpid);
     sig_rng = cfg->start_mono_ns | 1;
-    sig_idle_ns = 1000000000ull / cfg->hz / 4;
     atomic_store(&sig_stopping, 0);
 
-    sig_threads_masked = sig_cpu_unsampled = sig_threads_cpu = 0;
-    int sig = sigown_claim(cfg->signo, sig_handler, cfg->start_mono_ns);
+    sig_threads_masked = sig_cpu_unsampled = sig_threads_cpu = sig_threads_untimed = 0;
+    int sig = sigown_claim(cfg->signo, sig_handler, sig_timers_quiet, cfg->start_mono_ns);
     if (sig < 0) return sig;
+    sig_tick_hz = sig_kernel_tick_hz();
+    sig_timers = sig_tick_hz && sig_timers_work();
+    sig_hz = sig_timers && cfg->hz > sig_tick_hz ? sig_tick_hz : cfg->hz;
+    /* 2^64 * hz / tick, 0 for all */
+    sig_keep = sig_timers && sig_hz < sig_tick_hz
+                   ? (uint64_t)((double)sig_hz / (double)sig_tick_hz * 18446744073709551616.0)
+                   : 0;
+    sig_idle_ns = 1000000000ull / sig_hz / 4;
     atomic_store_explicit(&sig_running, 1, memory_order_release);
 
     lifecycle_threads_coming();
@@ -473,7 +741,11 @@ static int sig_thread_start(struct reg_slot *s)
 {
     struct sig_ring *r = &sig_rings[registry_slot_index(s)];
     atomic_store(&r->pending, 0);
-    r->owed = r->stuck = r->masked = r->masked_seen = 0;
+    r->owed = r->stuck = r->masked = r->masked_seen = r->timer_failed = r->silent = 0;
+    r->cpu_acc = r->timed_n = r->timed_cpu = r->wait_credit = 0;
+    r->queued_last = r->queued_acc = 0;
+    r->queued_known = 0;
+    r->thin_rng = (uint64_t)s->tid * 0x9e3779b97f4a7c15ull | 1;
     r->cpu_start = s->cpu_last_ns; /* read at registration, just now */
     atomic_store(&r->cpu_end, 0);
     sig_altstack_on(s, r);
@@ -485,6 +757,7 @@ static int sig_thread_start(struct reg_slot *s)
 static void sig_thread_stop(struct reg_slot *s)
 {
     struct sig_ring *r = &sig_rings[registry_slot_index(s)];
+    sig_timer_delete(r); /* it runs on, unregistered: no more ticks of it */
     atomic_store(&r->cpu_end, rt_clock_ns(CLOCK_THREAD_CPUTIME_ID));
     stack_t cur;
     if (r->alt_on && sigaltstack(NULL, &cur) == 0 && cur.ss_sp == r->alt &&
@@ -495,10 +768,17 @@ static void sig_thread_stop(struct reg_slot *s)
     r->alt_on = 0;
 }
 
+/* The child has none of the parent's timers: their ids are forgotten, never deleted
+ * (the child's own timers may get those numbers). */
 static void sig_after_fork_child(void)
 {
     atomic_store(&sig_running, 0);
     if (sig_rings) sig_rings_clear();
+}
+
+static unsigned sig_rate(void)
+{
+    return sig_hz;
 }
 
 /* The raw file's engine_stats and engine_notes: the signal used, what the program took,
@@ -511,6 +791,8 @@ static size_t sig_stats(struct engine_stat *out, size_t max)
         {"threads_masked", sig_threads_masked},   /* ran with the signal blocked */
         {"threads_cpu_ns", sig_threads_cpu},      /* the registered threads' CPU time */
         {"cpu_unsampled_ns", sig_cpu_unsampled}, /* ... that no sample stands for */
+        {"tick_hz", sig_timers ? sig_tick_hz : 0}, /* the timers' limit; 0: no timers */
+        {"threads_untimed", sig_threads_untimed},  /* signalled instead: no timer */
     };
     size_t n = sizeof all / sizeof all[0];
     n = n < max ? n : max;
@@ -520,8 +802,15 @@ static size_t sig_stats(struct engine_stat *out, size_t max)
 
 static size_t sig_notes(const char **out, size_t max)
 {
-    static char masked[200], cpu[256];
+    static char masked[200], cpu[256], rate[256];
     size_t n = sigown_notes(out, max);
+    if (n < max && sig_timers && sig_hz < sig_cfg.hz) {
+        snprintf(rate, sizeof rate,
+                 "sampled at %u Hz, not the %u Hz asked for: the threads' CPU-time timers "
+                 "fire at most once per kernel tick (%u Hz); the perf engine samples faster",
+                 sig_hz, sig_cfg.hz, sig_tick_hz);
+        out[n++] = rate;
+    }
     if (n < max && sig_cpu_unsampled > 10000000ull && sig_cpu_unsampled * 20 > sig_threads_cpu) {
         snprintf(cpu, sizeof cpu,
                  "%.1f ms of the threads' %.1f ms of CPU time (%.0f%%) has no sample: threads "
@@ -551,6 +840,7 @@ const struct engine engine_signal = {
     .thread_stop = sig_thread_stop,
     .stop = sig_stop,
     .after_fork_child = sig_after_fork_child,
+    .rate = sig_rate,
     .stats = sig_stats,
     .notes = sig_notes,
 };

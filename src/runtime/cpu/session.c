@@ -70,9 +70,12 @@ static struct {
 static int prof_client_registered;
 static int (*prof_real_main)(int, char **, char **); /* the program's main, under prof_main */
 
+/* The rate sampled at: the engine's own when it cannot reach the one asked for. */
 unsigned profile_hz(void)
 {
-    return profile_active() ? prof.hz : 0;
+    if (!profile_active()) return 0;
+    const struct engine *e = profile_engine();
+    return e && e->rate ? e->rate() : prof.hz;
 }
 
 /* ============================== the session ============================== */
@@ -102,7 +105,7 @@ static void prof_on_stopped(void)
         .n_engine_stats = n_stats,
         .engine_notes = notes,
         .n_engine_notes = n_notes,
-        .rate_hz = prof.hz,
+        .rate_hz = profile_engine()->rate ? profile_engine()->rate() : prof.hz,
         .requested_hz = prof.requested_hz,
         .pid = lifecycle_pid(),
         .ppid = prof.ppid,

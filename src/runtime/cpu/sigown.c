@@ -47,6 +47,7 @@ static _Atomic uint64_t so_claimed, so_touched;
 static _Atomic int so_sending, so_busy, so_changed;
 static struct sigaction so_view[SO_MAXSIG + 1];
 static void (*so_handler)(int, siginfo_t *, void *);
+static void (*so_quiet)(void); /* the engine's: disarms its timers */
 static void *so_cookie;
 static int so_pid, so_uid;
 static uint64_t so_start_ns;
@@ -176,8 +177,10 @@ static void so_event(int sig, int why, int to)
     atomic_store(&so_ev[i].to, to);
 }
 
-int sigown_claim(int want, void (*handler)(int, siginfo_t *, void *), uint64_t start_ns)
+int sigown_claim(int want, void (*handler)(int, siginfo_t *, void *), void (*quiet)(void),
+                 uint64_t start_ns)
 {
+    so_quiet = quiet;
     int cur = atomic_load(&so_sig);
     so_start_ns = start_ns;
     so_pid = (int)syscall(SYS_getpid); /* a fork child's own */
@@ -212,6 +215,7 @@ static int so_step_aside(int sig, int why, const struct sigaction *install)
         for (int i = 0; i < 1000000 && atomic_load(&so_sending); i++)
             sched_yield();
     int r = 0;
+    if (held && so_quiet) so_quiet();
     if (held) {
         struct sigaction ign;
         memset(&ign, 0, sizeof ign);
@@ -289,8 +293,35 @@ int sigown_send(int pid, int tid)
     return r == 0 ? 0 : -1;
 }
 
+int sigown_timer_arm(clockid_t clock, int tid, uint64_t interval_ns, timer_t *id, int *sig)
+{
+    atomic_fetch_add(&so_sending, 1);
+    int s = atomic_load(&so_sig), r = -ESRCH;
+    if (s) {
+        struct sigevent ev;
+        memset(&ev, 0, sizeof ev);
+        ev.sigev_notify = SIGEV_THREAD_ID;
+        ev.sigev_signo = s;
+        ev.sigev_value.sival_ptr = so_cookie;
+        ev._sigev_un._tid = tid;
+        struct itimerspec its = {{(time_t)(interval_ns / 1000000000u), (long)(interval_ns % 1000000000u)},
+                                 {(time_t)(interval_ns / 1000000000u), (long)(interval_ns % 1000000000u)}};
+        r = 0;
+        if (timer_create(clock, &ev, id) != 0) {
+            r = -errno;
+        } else if (timer_settime(*id, 0, &its, NULL) != 0) {
+            r = -errno;
+            timer_delete(*id);
+        }
+        *sig = s;
+    }
+    atomic_fetch_sub(&so_sending, 1);
+    return r;
+}
+
 int sigown_is_ours(const siginfo_t *si)
 {
+    if (si->si_code == SI_TIMER) return si->si_value.sival_ptr == so_cookie;
     return si->si_code == SI_QUEUE && si->si_pid == so_pid && si->si_value.sival_ptr == so_cookie;
 }
 

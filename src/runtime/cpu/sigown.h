@@ -11,7 +11,8 @@
  *
  * When the program takes the signal (installs a handler, arms a timer that raises it,
  * or changes it behind the runtime's back with a raw system call, seen at the next
- * tick), the engine steps aside: it stops sending, waits for the sends in flight, sets
+ * tick), the engine steps aside: it stops sending, waits for the sends in flight,
+ * disarms its timers (the engine's quiet hook), sets
  * SIG_IGN for a moment (which discards every instance still pending in any thread, so
  * none reaches the program's handler later), then installs what the program asked for.
  * The sampler then moves to a spare real-time signal that the program never touched and
@@ -47,13 +48,23 @@ int sigown_default(void); /* SIGRTMAX-4 */
  * a tick, before any send; returns 1 when the signal changed since the last call (every
  * send in flight was discarded). discard: takes back the instances pending in every
  * thread (blocked ones). The current signal, 0 for none (on-CPU sampling stopped). */
-int sigown_claim(int want, void (*handler)(int, siginfo_t *, void *), uint64_t start_ns);
+int sigown_claim(int want, void (*handler)(int, siginfo_t *, void *), void (*quiet)(void),
+                 uint64_t start_ns);
 int sigown_poll(void);
 void sigown_discard(void);
 int sigown_current(void);
 
 /* Sends the engine's signal to thread `tid`; 0, or -1 (gone, or no signal now). */
 int sigown_send(int pid, int tid);
+
+/* Creates and arms a timer on `clock` (a thread's CPU clock) that raises the engine's
+ * signal in thread `tid` each time `interval_ns` of that clock passed, marked as the
+ * engine's (SI_TIMER, the cookie in si_value). 0 with *id and *sig set, or -errno
+ * (-ESRCH: no signal now). A step aside waits for a call in progress and then runs the
+ * engine's `quiet` hook (given to sigown_claim), which disarms every such timer before
+ * the program's disposition is installed: no timer of the engine's raises a signal the
+ * program took. */
+int sigown_timer_arm(clockid_t clock, int tid, uint64_t interval_ns, timer_t *id, int *sig);
 
 /* In the engine's handler: the signal is one the engine sent. A signal that is not is
  * the program's: sigown_foreign() gives it the disposition the program set. */

@@ -126,17 +126,25 @@ static int ws_read_syscall(pid_t tid, uint64_t key[3])
     return 0;
 }
 
-int waitstack_sample(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns)
+/* n more samples of the episode's stack, the first carrying cpu_ns. */
+static void ws_add(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns, unsigned count)
+{
+    for (unsigned k = 0; k < count; k++)
+        sink_add_interned(s, t_ns, k ? 0 : cpu_ns, SINK_WAITING, s->wait_stack);
+}
+
+int waitstack_sample_n(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns, unsigned count)
 {
     if (s->wait_stack >= 0 && cpu_ns == 0) {
-        sink_add_interned(s, t_ns, 0, SINK_WAITING, s->wait_stack);
+        ws_add(s, t_ns, 0, count);
         return 1;
     }
     uint64_t key[3] = {0, 0, 0};
     int r = ws_read_syscall(s->tid, key);
     if (r < 0) return r == -EAGAIN ? 0 : r;
+    if (count == 0) return 1;
     if (s->wait_stack >= 0 && memcmp(key, s->wait_key, sizeof(key)) == 0) {
-        sink_add_interned(s, t_ns, cpu_ns, SINK_WAITING, s->wait_stack);
+        ws_add(s, t_ns, cpu_ns, count);
         return 1;
     }
     uint64_t sp = key[1], pc = key[2];
@@ -187,5 +195,11 @@ int waitstack_sample(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns)
     int32_t st = sink_add(&smp);
     s->wait_stack = st;
     memcpy(s->wait_key, key, sizeof(key));
+    if (st >= 0 && count > 1) ws_add(s, t_ns, 0, count - 1);
     return 1;
+}
+
+int waitstack_sample(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns)
+{
+    return waitstack_sample_n(s, t_ns, cpu_ns, 1);
 }

@@ -29,6 +29,10 @@
  * running thread), or -errno. */
 int waitstack_sample(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns);
 
+/* The same with `count` samples of the episode's stack (the first carrying cpu_ns); with
+ * count 0 it only looks whether the thread is blocked. */
+int waitstack_sample_n(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns, unsigned count);
+
 /* The thread ran: its next waiting tick starts a new episode. */
 static inline void waitstack_episode_end(struct reg_slot *s)
 {
