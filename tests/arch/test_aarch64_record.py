@@ -126,7 +126,8 @@ runs = [("fp", "fp"), ("fp", "cfi"), ("nofp", "cfi"), ("pac", "fp"), ("pac", "cf
 for build, mode in runs:
     what = "%s/%s" % (build, mode)
     exe = os.path.join(A64, "tests", "unwind", build, "prog_chain")
-    d, raw, p = record(exe, ["0", "12"], {"KESTREL_PROFILE_UNWIND": mode})  # fixed work
+    d, raw, p = record(exe, ["0", "48"], {"KESTREL_PROFILE_UNWIND": mode})  # fixed work:
+    # about 900 samples at the signal engine's 250 Hz (its timers fire once a kernel tick)
     check(p.returncode == 0, "%s: prog_chain exits 0 under qemu (%s)" % (what, p.stderr[-300:]))
     out = os.path.join(d, "p.folded")
     k = subprocess.run([KESTREL, "export", "--format", "folded", "-o", out, raw],

@@ -16,7 +16,7 @@
 4. perf_event_open refused by a seccomp filter (tests/perf/noperf.c): auto falls back
    to the signal engine with one line on stderr saying why; perf forced says why.
 """
-import json, os, subprocess, sys, tempfile
+import json, os, subprocess, sys, tempfile, time
 
 LIB = os.path.abspath("build/lib/libkestrel.so")
 QUIET = os.path.abspath("build/tests/perf/quiet")
@@ -190,7 +190,12 @@ def test_fallback(tmp):
           f"the line says perf was refused and the signal engine runs: {line!r}")
     raw = json.load(open(raw_p)) if os.path.exists(raw_p) else {}
     check(raw.get("engine") == "signal", f"the file says engine signal ({raw.get('engine')!r})")
-    check(sum(1 for r in raw.get("samples", []) if r[3] == 0) > 100,
+    # 2 threads x 120 ms of work: 100 samples at 997 Hz, in proportion at the signal
+    # engine's rate, which its timers bound by the kernel's tick rate (the coarse clock
+    # moves once a tick)
+    hz = min(997, round(1 / time.clock_getres(6)))  # 6: CLOCK_MONOTONIC_COARSE
+    check(raw.get("rate_hz") == hz, f"the signal engine samples at {hz} Hz ({raw.get('rate_hz')})")
+    check(sum(1 for r in raw.get("samples", []) if r[3] == 0) > 100 * hz / 997,
           "the signal engine sampled the work")
 
     raw_p = os.path.join(tmp, "forced.json")

@@ -35,7 +35,7 @@ def record(engine, argv):
 
 
 for engine in ("signal", "perf"):
-    p, stacks, raw = record(engine, [os.path.join(B, "prog_sigframe"), "1.5"])
+    p, stacks, raw = record(engine, [os.path.join(B, "prog_sigframe"), "3"])
     check(p.returncode == 0, "%s: prog_sigframe exits 0" % engine)
     inh = [(fr, n) for fr, n in stacks if fr[-1] == "in_handler"]
     n_all = sum(n for _, n in inh)

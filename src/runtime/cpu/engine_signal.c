@@ -148,6 +148,7 @@ static uint64_t sig_cpu_unsampled;  /* CPU ns of threads that ran and could not 
                                        or ended between two ticks */
 static uint64_t sig_threads_cpu;    /* CPU ns of the registrations, from start to end */
 static int sig_timers;              /* on-CPU samples come from per-thread timers */
+static int sig_sampler_only;        /* KESTREL_PROFILE_TRIGGER=sampler: no timers */
 static unsigned sig_tick_hz;        /* the kernel's tick rate, 0 unknown */
 static uint64_t sig_keep;           /* a timer sample is kept when rng < sig_keep (2^64 all) */
 static unsigned sig_hz;             /* the rate sampled at: cfg.hz, or the tick's below it */
@@ -672,6 +673,19 @@ static void *sig_main(void *arg)
 
 /* ============================ the interface ============================ */
 
+/* KESTREL_PROFILE_TRIGGER=timers|sampler, read once when the library loads, before the
+ * sessions' constructors. */
+__attribute__((constructor(101))) static void sig_trigger_init(void)
+{
+    const char *v = getenv("KESTREL_PROFILE_TRIGGER");
+    if (!v || !*v || !strcmp(v, "timers")) return;
+    if (!strcmp(v, "sampler"))
+        sig_sampler_only = 1;
+    else
+        fprintf(stderr, "kestrel: KESTREL_PROFILE_TRIGGER=%s: not timers or sampler; using timers\n",
+                v);
+}
+
 static int sig_check(const char **why)
 {
     *why = NULL;
@@ -699,7 +713,7 @@ static int sig_start(const struct engine_config *cfg)
     int sig = sigown_claim(cfg->signo, sig_handler, sig_timers_quiet, cfg->start_mono_ns);
     if (sig < 0) return sig;
     sig_tick_hz = sig_kernel_tick_hz();
-    sig_timers = sig_tick_hz && sig_timers_work();
+    sig_timers = !sig_sampler_only && sig_tick_hz && sig_timers_work();
     sig_hz = sig_timers && cfg->hz > sig_tick_hz ? sig_tick_hz : cfg->hz;
     /* 2^64 * hz / tick, 0 for all */
     sig_keep = sig_timers && sig_hz < sig_tick_hz
