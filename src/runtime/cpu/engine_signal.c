@@ -6,13 +6,14 @@
  * single-consumer ring, which the sampler drains into the sink; the sample's state is
  * the thread's at the tick, read from how late the signal came (sig_late).
  *
- * Signal handlers: sig_handler() and what it calls — registry_self(), uw_walk(),
- * blocking_interrupted(), clock_gettime, atomics. No lock, no allocation, errno
- * preserved.
+ * Signal handlers: sig_handler() and what it calls — registry_self(), heap_side_regs(),
+ * uw_walk(), blocking_interrupted(), clock_gettime, atomics. No lock, no allocation,
+ * errno preserved.
  * Inside malloc: nothing. */
 #include "runtime/arch/arch.h"
 #include "runtime/rtfd.h"
 #include "runtime/cpu/blocking.h"
+#include "runtime/heap/heap_guard.h"
 #include "runtime/lifecycle.h"
 #include "runtime/rtthread.h"
 #include "runtime/cpu/engine.h"
@@ -156,6 +157,9 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
                           (where == BLOCKING_IN_CALL && sig_late(r, e->t_ns));
             struct arch_regs ar;
             arch_uc_regs((const ucontext_t *)ucv, &ar);
+            /* Inside a heap sample on its side stack: the thread's frames are where the
+             * sample left its own stack. */
+            heap_side_regs(&ar);
             enum unwind_stop stop = UNWIND_CUT_RANGE;
             /* The live stack, from the interrupted sp to the registered top. */
             struct uw_stack m = {ar.sp > s->stack_lo ? ar.sp : s->stack_lo, s->stack_hi, 0,
