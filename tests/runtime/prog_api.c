@@ -8,6 +8,7 @@
  * and prints what it measured of its own process for test_api.py to judge:
  *   faults N     pages faulted in by the session of one thread (the process's first)
  *   vm_grown N   KiB of address space 50 sessions added
+ *   vm_grown_outliving N   ... 50 more, each with a thread that ends after it
  * Usage: prog_api DIR */
 #include "check.h"
 #include "kestrel.h"
@@ -41,6 +42,18 @@ static void *late(void *arg)
 {
     (void)arg;
     burn_cpu_us(150000);
+    return NULL;
+}
+
+static volatile int outliving_started, outliving_go;
+
+/* Made during a session, ends after it: what the session gave it must come back. */
+static void *outliving(void *arg)
+{
+    (void)arg;
+    outliving_started = 1;
+    while (!outliving_go)
+        usleep(100);
     return NULL;
 }
 
@@ -113,6 +126,19 @@ int main(int argc, char **argv)
     long vm1 = proc_vmsize_kb();
     CHECK(vm0 > 0 && vm1 > 0);
     printf("vm_grown %ld\n", vm1 - vm0);
+
+    for (int i = 0; i < 50; i++) {
+        CHECK(kestrel_profile_start(997) == 0);
+        outliving_started = outliving_go = 0;
+        pthread_create(&l, NULL, outliving, NULL);
+        while (!outliving_started)
+            usleep(100);
+        CHECK(kestrel_profile_stop(loop) == 0);
+        outliving_go = 1;
+        pthread_join(l, NULL);
+    }
+    long vm2 = proc_vmsize_kb();
+    printf("vm_grown_outliving %ld\n", vm2 - vm1);
 
     /* A path that cannot be written: an error, and no file or temporary left. */
     CHECK(kestrel_profile_start(100) == 0);

@@ -6,6 +6,12 @@
  * single-consumer ring, which the sampler drains into the sink; the sample's state is
  * the thread's at the tick, read from how late the signal came (sig_late).
  *
+ * The handler runs on an alternate signal stack of the runtime's (sig_alt_on), so that
+ * a sample takes no room on the thread's own stack: the kernel's signal frame alone is
+ * 3 KB on x86-64 with AVX-512 and 4.6 KB on aarch64 (a fixed 4 KiB of register
+ * records), and a walk that reads an FDE adds 2 KB; a thread close to the end of its
+ * stack would be made to overflow it by the profiler alone.
+ *
  * Signal handlers: sig_handler() and what it calls — registry_self(), heap_side_regs(),
  * uw_walk(), blocking_interrupted(), clock_gettime, atomics. No lock, no allocation,
  * errno preserved.
@@ -21,6 +27,7 @@
 #include "runtime/maps.h"
 #include "runtime/interpose.h"
 #include "runtime/rtmem.h"
+#include "runtime/rtstack.h"
 #include "runtime/cpu/sink.h"
 #include "runtime/unwind/unwind.h"
 #include "runtime/cpu/waitstack.h"
@@ -50,10 +57,10 @@
 #define SIG_STUCK_TICKS 3             /* ticks a running thread may leave its signal pending
                                          before the sampler asks whether it blocks it */
 #define SIG_MASK_PROBE 64             /* ticks between two looks at a masked thread's mask */
-/* A thread whose stack is smaller than this takes its samples on an alternate signal
- * stack of the runtime's: the kernel's signal frame alone (registers, xsave state) is
- * about 3 KB on this machine, which a PTHREAD_STACK_MIN thread cannot spare. */
-#define SIG_ALT_BELOW (256 * 1024)
+/* The alternate signal stacks: one per thread that registered, kept by the thread
+ * until it unregisters or exits (it may outlive its session, and its stack must not
+ * be another thread's meanwhile). */
+#define SIG_ALT_STACKS 4096
 #define SIG_ALT_SIZE (64 * 1024)
 
 struct sig_entry {
@@ -81,9 +88,6 @@ struct sig_ring {
     uint32_t stuck;           /* ticks it ran with the signal pending (sampler only) */
     uint32_t masked;          /* it blocks the signal: not signalled (sampler only) */
     uint32_t masked_seen;     /* counted in sig_threads_masked (sampler only) */
-    void *alt;                /* the slot's alternate signal stack, SIG_ALT_SIZE bytes,
-                                 mapped at its first small-stacked thread, kept */
-    uint32_t alt_on;          /* the registered thread runs its handler there */
     uint64_t cpu_start;       /* the thread's CPU clock at registration (sampler only) */
     _Atomic uint64_t cpu_end; /* ... when it unregistered, 0 before */
     uint64_t sig_cpu;         /* CPU ns the coming sample accounts for */
@@ -105,7 +109,9 @@ static uint64_t sig_threads_masked; /* threads found blocking the signal while r
 static uint64_t sig_cpu_unsampled;  /* CPU ns of threads that ran and could not be signalled,
                                        or ended between two ticks */
 static uint64_t sig_threads_cpu;    /* CPU ns of the registrations, from start to end */
-
+RTSTACK_POOL(sig_alts, SIG_ALT_STACKS, SIG_ALT_SIZE);
+static pthread_key_t sig_alt_key; /* its destructor gives a thread's stack back */
+static int sig_alt_key_made;
 
 /* ============================ the handler ============================ */
 
@@ -413,6 +419,58 @@ static void *sig_main(void *arg)
     return NULL;
 }
 
+/* ============================ alternate stacks ============================ */
+
+/* On the registering thread: an alternate stack of the pool, unless the thread has one
+ * already (one of its own, on which the handler then runs as SA_ONSTACK says; or the
+ * pool's, kept from an earlier registration). Without one (the pool all taken), the
+ * handler runs on the thread's stack. Which thread holds which stack is the kernel's
+ * to say (sigaltstack), not kept in thread-local memory: glibc takes that from each
+ * thread's stack. The pool is filled from its start, so a lookup reads few stacks. */
+static void sig_alt_on(void)
+{
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE)) return;
+    int i = rtstack_claim(&sig_alts, 0);
+    if (i < 0) return;
+    stack_t ss = {.ss_sp = sig_alts.s[i].lo, .ss_size = SIG_ALT_SIZE, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        rtstack_release(&sig_alts, i);
+        return;
+    }
+    if (sig_alt_key_made) pthread_setspecific(sig_alt_key, (void *)1);
+}
+
+/* The calling thread's stack of the pool back to it, when the thread runs on no
+ * alternate stack now (a handler's own unregistration keeps it; the thread's exit gives
+ * it back). One the program replaced is no longer the kernel's for this thread. */
+static void sig_alt_off(void)
+{
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) != 0 || (cur.ss_flags & SS_ONSTACK)) return;
+    int i = rtstack_index(&sig_alts, cur.ss_flags & SS_DISABLE ? NULL : cur.ss_sp);
+    if (i < 0) return;
+    stack_t off = {.ss_flags = SS_DISABLE};
+    if (sigaltstack(&off, NULL) == 0) rtstack_release(&sig_alts, i);
+}
+
+/* A thread that outlived its session exits: no thread_stop gave its stack back. */
+static void sig_alt_at_exit(void *v)
+{
+    (void)v;
+    sig_alt_off();
+}
+
+/* Only the forking thread exists in the child: the stacks of the others are free. */
+static void sig_alt_after_fork_child(void)
+{
+    stack_t cur;
+    int keep = sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE)
+                   ? rtstack_index(&sig_alts, cur.ss_sp)
+                   : -1;
+    rtstack_after_fork_child(&sig_alts, keep);
+}
+
 /* ============================ the interface ============================ */
 
 static int sig_check(const char **why)
@@ -432,6 +490,10 @@ static int sig_start(const struct engine_config *cfg)
 {
     if (!sig_rings && !(sig_rings = rtmem_alloc(sizeof(struct sig_ring) * REGISTRY_SLOTS)))
         return -ENOMEM;
+    if (!sig_alt_key_made && pthread_key_create(&sig_alt_key, sig_alt_at_exit) == 0) {
+        sig_alt_key_made = 1;
+        pthread_atfork(NULL, NULL, sig_alt_after_fork_child);
+    }
     sig_rings_clear();
     sig_cfg = *cfg;
     sig_pid = (int)syscall(SYS_getpid);
@@ -459,20 +521,6 @@ static void sig_stop(void)
     pthread_join(sig_thread, NULL);
 }
 
-/* On the registering thread: a small stack gets the alternate signal stack, unless the
- * thread has one of its own already (the handler then runs on that one: SA_ONSTACK). */
-static void sig_altstack_on(struct reg_slot *s, struct sig_ring *r)
-{
-    stack_t cur;
-    r->alt_on = 0;
-    if (s->stack_hi - s->stack_lo >= SIG_ALT_BELOW || sigaltstack(NULL, &cur) != 0 ||
-        !(cur.ss_flags & SS_DISABLE))
-        return;
-    if (!r->alt && !(r->alt = rtmem_alloc(SIG_ALT_SIZE))) return;
-    stack_t ss = {.ss_sp = r->alt, .ss_size = SIG_ALT_SIZE, .ss_flags = 0};
-    r->alt_on = sigaltstack(&ss, NULL) == 0;
-}
-
 static int sig_thread_start(struct reg_slot *s)
 {
     struct sig_ring *r = &sig_rings[registry_slot_index(s)];
@@ -480,23 +528,16 @@ static int sig_thread_start(struct reg_slot *s)
     r->owed = r->stuck = r->masked = r->masked_seen = 0;
     r->cpu_start = s->cpu_last_ns; /* read at registration, just now */
     atomic_store(&r->cpu_end, 0);
-    sig_altstack_on(s, r);
+    sig_alt_on();
     return 0;
 }
 
-/* The sampler drains the ring before it frees the slot; the alternate stack goes back
- * to the slot unless the program replaced it meanwhile. */
+/* The sampler drains the ring before it frees the slot. */
 static void sig_thread_stop(struct reg_slot *s)
 {
     struct sig_ring *r = &sig_rings[registry_slot_index(s)];
     atomic_store(&r->cpu_end, rt_clock_ns(CLOCK_THREAD_CPUTIME_ID));
-    stack_t cur;
-    if (r->alt_on && sigaltstack(NULL, &cur) == 0 && cur.ss_sp == r->alt &&
-        !(cur.ss_flags & SS_ONSTACK)) {
-        stack_t off = {.ss_flags = SS_DISABLE};
-        sigaltstack(&off, NULL);
-    }
-    r->alt_on = 0;
+    sig_alt_off();
 }
 
 static void sig_after_fork_child(void)
