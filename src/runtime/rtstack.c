@@ -26,17 +26,17 @@ static char *rtstack_map(size_t size)
     return m ? m + page : NULL;
 }
 
-int rtstack_claim(struct rtstack_pool *p, unsigned hint)
+int rtstack_claim(struct rtstack_pool *p, unsigned hint, int holder)
 {
     for (unsigned k = 0; k < p->n; k++) {
         struct rtstack *s = &p->s[(hint + k) % p->n];
         int idle = 0;
-        if (atomic_load_explicit(&s->busy, memory_order_relaxed) ||
-            !atomic_compare_exchange_strong_explicit(&s->busy, &idle, 1, memory_order_acquire,
-                                                     memory_order_relaxed))
+        if (atomic_load_explicit(&s->holder, memory_order_relaxed) ||
+            !atomic_compare_exchange_strong_explicit(&s->holder, &idle, holder,
+                                                     memory_order_acquire, memory_order_relaxed))
             continue;
         if (!s->lo && !(s->lo = rtstack_map(p->size))) {
-            atomic_store_explicit(&s->busy, 0, memory_order_release);
+            atomic_store_explicit(&s->holder, 0, memory_order_release);
             return -1;
         }
         unsigned i = (unsigned)(s - p->s), limit = atomic_load(&p->limit);
@@ -55,13 +55,22 @@ int rtstack_index(struct rtstack_pool *p, const void *lo)
     return -1;
 }
 
-void rtstack_release(struct rtstack_pool *p, int i)
+int rtstack_held_by(struct rtstack_pool *p, int holder)
 {
-    if (i >= 0 && (unsigned)i < p->n) atomic_store_explicit(&p->s[i].busy, 0, memory_order_release);
+    unsigned limit = atomic_load(&p->limit);
+    for (unsigned i = 0; i < limit; i++)
+        if (atomic_load_explicit(&p->s[i].holder, memory_order_relaxed) == holder) return (int)i;
+    return -1;
 }
 
-void rtstack_after_fork_child(struct rtstack_pool *p, int keep)
+void rtstack_release(struct rtstack_pool *p, int i)
+{
+    if (i >= 0 && (unsigned)i < p->n)
+        atomic_store_explicit(&p->s[i].holder, 0, memory_order_release);
+}
+
+void rtstack_after_fork_child(struct rtstack_pool *p, int keep, int holder)
 {
     for (unsigned i = 0; i < p->n; i++)
-        if ((int)i != keep) atomic_store_explicit(&p->s[i].busy, 0, memory_order_relaxed);
+        atomic_store_explicit(&p->s[i].holder, (int)i == keep ? holder : 0, memory_order_relaxed);
 }

@@ -15,8 +15,8 @@
 #include <stddef.h>
 
 struct rtstack {
-    _Atomic int busy; /* claimed */
-    char *lo;         /* its lowest usable byte, above the guard page; NULL until mapped */
+    _Atomic int holder; /* 0 free; else who claimed it (a thread id, or any nonzero) */
+    char *lo;           /* its lowest usable byte, above the guard page; NULL until mapped */
 };
 
 struct rtstack_pool {
@@ -31,11 +31,13 @@ struct rtstack_pool {
     static struct rtstack name##_stacks[count];                                                    \
     static struct rtstack_pool name = {(bytes), (count), name##_stacks, 0}
 
-/* Claims a stack, looking first at stack `hint` % n (callers spread over the pool by
- * starting apart). Returns its index, or -1 when every stack is claimed or the one
- * found cannot be mapped. */
-int rtstack_claim(struct rtstack_pool *p, unsigned hint);
+/* Claims a stack for `holder` (nonzero), looking first at stack `hint` % n (callers
+ * spread over the pool by starting apart). Returns its index, or -1 when every stack
+ * is claimed or the one found cannot be mapped. */
+int rtstack_claim(struct rtstack_pool *p, unsigned hint, int holder);
 void rtstack_release(struct rtstack_pool *p, int i);
+/* The stack `holder` claimed, or -1 (the first, if it claimed several). */
+int rtstack_held_by(struct rtstack_pool *p, int holder);
 
 /* The end of a claimed stack, 16-byte aligned: where its stack pointer starts. */
 static inline char *rtstack_top(const struct rtstack_pool *p, int i)
@@ -53,6 +55,6 @@ static inline int rtstack_holds(const struct rtstack_pool *p, int i, unsigned lo
 }
 
 /* In a fork child, where only the forking thread exists: every stack released but
- * `keep` (the one that thread still holds, or -1). */
-void rtstack_after_fork_child(struct rtstack_pool *p, int keep);
+ * `keep` (the one that thread still holds, or -1), which `holder` holds from now on. */
+void rtstack_after_fork_child(struct rtstack_pool *p, int keep, int holder);
 #endif

@@ -7,8 +7,10 @@ itself (fiber 7, label worker7), each with the samples of its CPU time; a second
 session writes a file of its own at the same rate; a session of two threads faults in
 the state of those threads only, not of all 1024 slots; 50 sessions one after another
 leave the address space as they found it, and so do 50 more each with a thread that
-ends after its session (the signal engine's alternate stack, one per registered thread,
-goes back to its pool when the thread ends, not only when it unregisters).
+ends after its session, and 50 more each with a thread that puts an alternate signal
+stack of its own in place of the runtime's (the signal engine's alternate stack, one
+per registered thread, goes back to its pool when the thread ends, not only when it
+unregisters, and when the program replaced it).
 
 Under qemu-user (KESTREL_TEST_ARCH=aarch64) the pages faulted in are not checked: what
 getrusage counts there is the emulator's."""
@@ -78,5 +80,8 @@ c.check(grown < 4096, "50 sessions grew the address space by %d KiB" % grown)
 grown = int(got.get("vm_grown_outliving", 1 << 30))
 c.check(grown < 1024, "50 sessions, each with a thread that outlived it, grew the address "
         "space by %d KiB" % grown)
+grown = int(got.get("vm_grown_replacing", 1 << 30))
+c.check(grown < 1024, "50 sessions, each with a thread that replaced its alternate signal "
+        "stack, grew the address space by %d KiB" % grown)
 shutil.rmtree(d)
 c.exit()

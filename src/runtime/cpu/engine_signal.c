@@ -421,18 +421,21 @@ static void *sig_main(void *arg)
 
 /* ============================ alternate stacks ============================ */
 
-/* On the registering thread: an alternate stack of the pool, unless the thread has one
- * already (one of its own, on which the handler then runs as SA_ONSTACK says; or the
- * pool's, kept from an earlier registration). Without one (the pool all taken), the
- * handler runs on the thread's stack. Which thread holds which stack is the kernel's
- * to say (sigaltstack), not kept in thread-local memory: glibc takes that from each
- * thread's stack. The pool is filled from its start, so a lookup reads few stacks. */
-static void sig_alt_on(void)
+/* On the registering thread (`tid`): an alternate stack of the pool, unless the thread
+ * has one already (one of its own, on which the handler then runs as SA_ONSTACK says;
+ * or the pool's, kept from an earlier registration). Without one (the pool all taken),
+ * the handler runs on the thread's stack. A stack is claimed in the thread's id, not
+ * noted in thread-local memory, which glibc takes from each thread's stack; the pool
+ * is filled from its start, so a lookup reads few entries. */
+static void sig_alt_on(int tid)
 {
     stack_t cur;
     if (sigaltstack(NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE)) return;
-    int i = rtstack_claim(&sig_alts, 0);
-    if (i < 0) return;
+    /* One it holds already (the program turned it off), or one left under its id by a
+     * thread that ended without giving it back: an id is reused only once its thread
+     * is gone. */
+    int i = rtstack_held_by(&sig_alts, tid);
+    if (i < 0 && (i = rtstack_claim(&sig_alts, 0, tid)) < 0) return;
     stack_t ss = {.ss_sp = sig_alts.s[i].lo, .ss_size = SIG_ALT_SIZE, .ss_flags = 0};
     if (sigaltstack(&ss, NULL) != 0) {
         rtstack_release(&sig_alts, i);
@@ -441,34 +444,36 @@ static void sig_alt_on(void)
     if (sig_alt_key_made) pthread_setspecific(sig_alt_key, (void *)1);
 }
 
-/* The calling thread's stack of the pool back to it, when the thread runs on no
- * alternate stack now (a handler's own unregistration keeps it; the thread's exit gives
- * it back). One the program replaced is no longer the kernel's for this thread. */
-static void sig_alt_off(void)
+/* Thread `tid`'s stack back to the pool: at its unregistration, and at its end when it
+ * outlived its session. Kept while the thread runs on it (a handler that
+ * unregisters); given back too when the program put a stack of its own in its place. */
+static void sig_alt_off(int tid)
 {
+    int i = rtstack_held_by(&sig_alts, tid);
     stack_t cur;
-    if (sigaltstack(NULL, &cur) != 0 || (cur.ss_flags & SS_ONSTACK)) return;
-    int i = rtstack_index(&sig_alts, cur.ss_flags & SS_DISABLE ? NULL : cur.ss_sp);
-    if (i < 0) return;
-    stack_t off = {.ss_flags = SS_DISABLE};
-    if (sigaltstack(&off, NULL) == 0) rtstack_release(&sig_alts, i);
+    if (i < 0 || sigaltstack(NULL, &cur) != 0) return;
+    if (!(cur.ss_flags & SS_DISABLE) && cur.ss_sp == sig_alts.s[i].lo) {
+        stack_t off = {.ss_flags = SS_DISABLE};
+        if ((cur.ss_flags & SS_ONSTACK) || sigaltstack(&off, NULL) != 0) return;
+    }
+    rtstack_release(&sig_alts, i);
 }
 
-/* A thread that outlived its session exits: no thread_stop gave its stack back. */
 static void sig_alt_at_exit(void *v)
 {
     (void)v;
-    sig_alt_off();
+    sig_alt_off((int)syscall(SYS_gettid));
 }
 
-/* Only the forking thread exists in the child: the stacks of the others are free. */
+/* Only the forking thread exists in the child, under another id: the stacks of the
+ * others are free. */
 static void sig_alt_after_fork_child(void)
 {
     stack_t cur;
     int keep = sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE)
                    ? rtstack_index(&sig_alts, cur.ss_sp)
                    : -1;
-    rtstack_after_fork_child(&sig_alts, keep);
+    rtstack_after_fork_child(&sig_alts, keep, (int)syscall(SYS_gettid));
 }
 
 /* ============================ the interface ============================ */
@@ -528,7 +533,7 @@ static int sig_thread_start(struct reg_slot *s)
     r->owed = r->stuck = r->masked = r->masked_seen = 0;
     r->cpu_start = s->cpu_last_ns; /* read at registration, just now */
     atomic_store(&r->cpu_end, 0);
-    sig_alt_on();
+    sig_alt_on(s->tid);
     return 0;
 }
 
@@ -537,7 +542,7 @@ static void sig_thread_stop(struct reg_slot *s)
 {
     struct sig_ring *r = &sig_rings[registry_slot_index(s)];
     atomic_store(&r->cpu_end, rt_clock_ns(CLOCK_THREAD_CPUTIME_ID));
-    sig_alt_off();
+    sig_alt_off(s->tid);
 }
 
 static void sig_after_fork_child(void)

@@ -33,7 +33,7 @@ RTSTACK_POOL(heap_sides, HEAP_SIDE_STACKS, HEAP_SIDE_SIZE);
 
 int heap_side_run(struct heap_tls *t, void (*fn)(void *), void *arg)
 {
-    struct heap_side s = {.stack = rtstack_claim(&heap_sides, (unsigned)t->slot)};
+    struct heap_side s = {.stack = rtstack_claim(&heap_sides, (unsigned)t->slot, 1)};
     if (s.stack < 0) return -1;
     /* This frame stays while fn runs: a walk of the thread's stack starts here. */
     ARCH_HERE(s.regs.pc, s.regs.sp);
@@ -72,5 +72,5 @@ uintptr_t heap_side_below(uintptr_t sp)
 void heap_side_after_fork_child(void)
 {
     const struct heap_side *s = heap_tls.side;
-    rtstack_after_fork_child(&heap_sides, s ? s->stack : -1);
+    rtstack_after_fork_child(&heap_sides, s ? s->stack : -1, 1);
 }
