@@ -48,10 +48,11 @@ static inline char *rtstack_top(const struct rtstack_pool *p, int i)
 /* The stack whose lowest usable byte is lo, or -1. */
 int rtstack_index(struct rtstack_pool *p, const void *lo);
 
-/* Whether address a lies in claimed stack i. */
+/* Whether address a lies in claimed stack i, its top included (a stack pointer there
+ * is on the stack, which holds nothing yet). */
 static inline int rtstack_holds(const struct rtstack_pool *p, int i, unsigned long a)
 {
-    return i >= 0 && a - (unsigned long)p->s[i].lo < p->size;
+    return i >= 0 && a - (unsigned long)p->s[i].lo <= p->size;
 }
 
 /* In a fork child, where only the forking thread exists: every stack released but
