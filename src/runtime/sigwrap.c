@@ -1,14 +1,16 @@
 /* sigwrap.c — the program's signal handlers behind a trampoline (sigwrap.h).
  *
  * Signal handlers: sw_trampoline (and sigwrap_handled), which calls the heap profiler's
- * heap_handler_enter/leave (a few thread-local stores) around the program's handler.
- * Inside malloc: nothing.
+ * heap_handler_enter/leave (a few thread-local stores) around the program's handler,
+ * and heap_side_below and arch_on_stack (registers) when it interrupted a heap sample
+ * on its side stack. Inside malloc: nothing.
  *
  * Rules: sw_prog[sig] is the program's disposition whenever sw_on[sig] is 1, and the
  * kernel then has the trampoline with the program's flags and mask (SA_SIGINFO added).
  * The entry is written before the kernel's disposition changes, so a signal that
  * arrives meanwhile finds the new handler or the old one, never half of either. */
 #include "runtime/sigwrap.h"
+#include "runtime/arch/arch.h"
 #include "runtime/heap/heap_guard.h"
 #include "runtime/interpose.h"
 
@@ -29,17 +31,39 @@ unsigned sigwrap_handled(void)
     return sw_handled;
 }
 
-static void sw_trampoline(int sig, siginfo_t *si, void *uc)
+struct sw_call {
+    int sig;
+    siginfo_t *si;
+    void *uc;
+};
+
+/* The program's handler, on the stack it runs on: the heap profiler takes this frame
+ * for the handler's outermost. */
+static void sw_run(void *arg)
 {
-    struct sigaction a = sw_prog[sig];
-    sw_handled++;
+    struct sw_call *c = arg;
+    struct sigaction a = sw_prog[c->sig];
     heap_handler_enter((uintptr_t)__builtin_frame_address(0));
     if (a.sa_flags & SA_SIGINFO) {
-        if (a.sa_sigaction) a.sa_sigaction(sig, si, uc);
+        if (a.sa_sigaction) a.sa_sigaction(c->sig, c->si, c->uc);
     } else if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN) {
-        a.sa_handler(sig);
+        a.sa_handler(c->sig);
     }
     heap_handler_leave();
+}
+
+static void sw_trampoline(int sig, siginfo_t *si, void *uc)
+{
+    struct sw_call c = {sig, si, uc};
+    sw_handled++;
+    /* A heap sample it interrupted runs on a side stack of the runtime's (heap_side.c):
+     * the handler runs on the thread's own stack instead, below the sample's frames,
+     * with the room it has without the profiler. */
+    uintptr_t below = heap_side_below((uintptr_t)__builtin_frame_address(0));
+    if (below)
+        arch_on_stack(sw_run, &c, (void *)below);
+    else
+        sw_run(&c);
 }
 
 /* 1 for a handler of the program: not SIG_DFL/SIG_IGN, not a function of this

@@ -12,18 +12,15 @@
 # program's fork child that starts a thread, as the runtime's does.
 # Left out, and why: those whose helpers run `kestrel record` or a native program
 # (debian_programs, event_loop, junk_fp, stack_completeness, utf8_names), thread_cpu
-# (a short thread's CPU clock under qemu counts the emulator's work on it), waiting_share
-# (/proc/self/task/TID/syscall shows the emulator's registers) and small_stack, which
-# fails there for what it finds (a heap sample inside malloc writes 1 KiB of the
-# thread's stack more than malloc alone on aarch64, and a handler's walk that reads an
-# FDE takes 2 KiB more of a 1 MiB thread's stack than the test allows; docs/aarch64.md).
+# (a short thread's CPU clock under qemu counts the emulator's work on it) and
+# waiting_share (/proc/self/task/TID/syscall shows the emulator's registers).
 set -u
 cd "$(dirname "$0")/../.."
 export KESTREL_TEST_ARCH=aarch64
 fail=0 n=0
 for t in activation api inactive long_run no_eintr own_fds own_handlers process_life \
-         program_signals raw_format short_threads signal_alloc special_files \
-         write_errors; do
+         program_signals raw_format short_threads signal_alloc signal_in_sample \
+         small_stack special_files write_errors; do
   n=$((n + 1))
   if out=$(python3 "tests/runtime/test_$t.py" 2>&1); then
     echo "ok   test_$t.py: $(printf '%s\n' "$out" | tail -n 1)"

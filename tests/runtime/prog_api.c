@@ -8,12 +8,16 @@
  * and prints what it measured of its own process for test_api.py to judge:
  *   faults N     pages faulted in by the session of one thread (the process's first)
  *   vm_grown N   KiB of address space 50 sessions added
+ *   vm_grown_outliving N   ... 50 more, each with a thread that ends after it
+ *   vm_grown_replacing N   ... 50 more, each with a thread that puts an alternate
+ *                          signal stack of its own in place (as crash reporters do)
  * Usage: prog_api DIR */
 #include "check.h"
 #include "kestrel.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -41,6 +45,31 @@ static void *late(void *arg)
 {
     (void)arg;
     burn_cpu_us(150000);
+    return NULL;
+}
+
+static volatile int outliving_started, outliving_go;
+
+/* Made during a session, sets an alternate signal stack of its own and ends. */
+static void *replacing(void *arg)
+{
+    (void)arg;
+    static char alt[64 * 1024];
+    stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0};
+    stack_t off = {.ss_flags = SS_DISABLE};
+    CHECK(sigaltstack(&ss, NULL) == 0);
+    burn_cpu_us(2000);
+    CHECK(sigaltstack(&off, NULL) == 0);
+    return NULL;
+}
+
+/* Made during a session, ends after it: what the session gave it must come back. */
+static void *outliving(void *arg)
+{
+    (void)arg;
+    outliving_started = 1;
+    while (!outliving_go)
+        usleep(100);
     return NULL;
 }
 
@@ -113,6 +142,28 @@ int main(int argc, char **argv)
     long vm1 = proc_vmsize_kb();
     CHECK(vm0 > 0 && vm1 > 0);
     printf("vm_grown %ld\n", vm1 - vm0);
+
+    for (int i = 0; i < 50; i++) {
+        CHECK(kestrel_profile_start(997) == 0);
+        outliving_started = outliving_go = 0;
+        pthread_create(&l, NULL, outliving, NULL);
+        while (!outliving_started)
+            usleep(100);
+        CHECK(kestrel_profile_stop(loop) == 0);
+        outliving_go = 1;
+        pthread_join(l, NULL);
+    }
+    long vm2 = proc_vmsize_kb();
+    printf("vm_grown_outliving %ld\n", vm2 - vm1);
+
+    for (int i = 0; i < 50; i++) {
+        CHECK(kestrel_profile_start(997) == 0);
+        pthread_create(&l, NULL, replacing, NULL);
+        pthread_join(l, NULL);
+        CHECK(kestrel_profile_stop(loop) == 0);
+    }
+    long vm3 = proc_vmsize_kb();
+    printf("vm_grown_replacing %ld\n", vm3 - vm2);
 
     /* A path that cannot be written: an error, and no file or temporary left. */
     CHECK(kestrel_profile_start(100) == 0);

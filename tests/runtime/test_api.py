@@ -6,7 +6,11 @@ thread, a thread made during the session and one made before it that registered
 itself (fiber 7, label worker7), each with the samples of its CPU time; a second
 session writes a file of its own at the same rate; a session of two threads faults in
 the state of those threads only, not of all 1024 slots; 50 sessions one after another
-leave the address space as they found it.
+leave the address space as they found it, and so do 50 more each with a thread that
+ends after its session, and 50 more each with a thread that puts an alternate signal
+stack of its own in place of the runtime's (the signal engine's alternate stack, one
+per registered thread, goes back to its pool when the thread ends, not only when it
+unregisters, and when the program replaced it).
 
 Under qemu-user (KESTREL_TEST_ARCH=aarch64) the pages faulted in are not checked: what
 getrusage counts there is the emulator's."""
@@ -72,5 +76,12 @@ else:
 # over 100).
 grown = int(got.get("vm_grown", 1 << 30))
 c.check(grown < 4096, "50 sessions grew the address space by %d KiB" % grown)
+# 68 KiB per session when an alternate stack stayed with each ended thread.
+grown = int(got.get("vm_grown_outliving", 1 << 30))
+c.check(grown < 1024, "50 sessions, each with a thread that outlived it, grew the address "
+        "space by %d KiB" % grown)
+grown = int(got.get("vm_grown_replacing", 1 << 30))
+c.check(grown < 1024, "50 sessions, each with a thread that replaced its alternate signal "
+        "stack, grew the address space by %d KiB" % grown)
 shutil.rmtree(d)
 c.exit()

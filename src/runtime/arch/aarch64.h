@@ -82,6 +82,28 @@ static inline uint64_t arch_cycles(void)
 
 #define ARCH_HERE(pc, sp) __asm__ volatile("adr %0, .\n\tmov %1, sp" : "=r"(pc), "=r"(sp))
 
+/* arch_on_stack(fn, arg, top): x0, x1, x2. Its frame record {x29, x30} stays on the
+ * caller's stack and x29 points at it while fn runs, so a frame-pointer walk or the
+ * CFI (the CFA from x29) leads from fn's frames back to the caller's stack. */
+#define ARCH_ON_STACK_ASM                                                                          \
+    "stp x29, x30, [sp, #-16]!\n\t"                                                                \
+    ".cfi_def_cfa_offset 16\n\t"                                                                   \
+    ".cfi_offset x29, -16\n\t"                                                                     \
+    ".cfi_offset x30, -8\n\t"                                                                      \
+    "mov x29, sp\n\t"                                                                              \
+    ".cfi_def_cfa_register x29\n\t"                                                                \
+    "mov sp, x2\n\t"                                                                               \
+    "mov x3, x0\n\t"                                                                               \
+    "mov x0, x1\n\t"                                                                               \
+    "blr x3\n\t"                                                                                   \
+    "mov sp, x29\n\t"                                                                              \
+    ".cfi_def_cfa_register sp\n\t"                                                                 \
+    "ldp x29, x30, [sp], #16\n\t"                                                                  \
+    ".cfi_def_cfa_offset 0\n\t"                                                                    \
+    ".cfi_restore x29\n\t"                                                                         \
+    ".cfi_restore x30\n\t"                                                                         \
+    "ret\n\t"
+
 /* The address size from the highest mapped address (the stack, placed just below the
  * top of the user address space): the bits it needs. At least 39 (the smallest
  * arm64 Linux user space), at most 55 (bit 55 tells user from kernel addresses). */

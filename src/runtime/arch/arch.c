@@ -1,7 +1,9 @@
 /* arch.c — the one value of arch.h that is measured, not known at build time: the
- * mask that strips a return address's signature, from the highest mapped address.
+ * mask that strips a return address's signature, from the highest mapped address;
+ * and arch_on_stack, whose body is the architecture's (ARCH_ON_STACK_ASM).
  *
- * Signal handlers and malloc: nothing here (arch_init runs once, at load). */
+ * Signal handlers and malloc: arch_on_stack (registers only). arch_init runs once, at
+ * load. */
 #include "runtime/arch/arch.h"
 
 #include <fcntl.h>
@@ -9,6 +11,15 @@
 #include <unistd.h>
 
 uint64_t arch_ra_mask = ~0ull;
+
+__asm__(".text\n\t"
+        ".globl arch_on_stack\n\t"
+        ".hidden arch_on_stack\n\t"
+        ".type arch_on_stack, %function\n\t"
+        ".p2align 4\n"
+        "arch_on_stack:\n\t"
+        ".cfi_startproc\n\t" ARCH_ON_STACK_ASM ".cfi_endproc\n\t"
+        ".size arch_on_stack, .-arch_on_stack\n\t");
 
 /* The end of the last line of /proc/self/maps (mappings are listed in address
  * order), read backwards from the file's end in one buffer. 0 when unreadable. */

@@ -24,9 +24,11 @@
  *   arch_mask_from_highest(a)    the mask of arch_strip_ra, a the highest mapped address
  *   ARCH_SUB_BELOW_OR_EQ(v,n,s)  optional: v -= n in place, s = (old v <= n) unsigned
  *   ARCH_HERE(pc, sp)            the current pc and sp (a walk of one's own stack)
+ *   ARCH_ON_STACK_ASM            the body of arch_on_stack, below (arch.c)
  *
- * Signal handlers and malloc: every function here (inline, registers and loads only).
- * arch_init() runs once when the library loads (it reads /proc/self/maps). */
+ * Signal handlers and malloc: every function here (inline, registers and loads only),
+ * arch_on_stack too. arch_init() runs once when the library loads (it reads
+ * /proc/self/maps). */
 #ifndef KESTREL_ARCH_H
 #define KESTREL_ARCH_H
 #include <stdint.h>
@@ -40,6 +42,11 @@ struct arch_regs {
  * none): set by arch_init(), read by arch_strip_ra(). */
 extern uint64_t arch_ra_mask;
 void arch_init(void);
+
+/* Calls fn(arg) with the stack pointer at `top` (16-byte aligned, the end of a stack
+ * of the runtime's own) and returns there: work that must not take room on the
+ * calling thread's stack. A signal that arrives meanwhile is taken on that stack. */
+void arch_on_stack(void (*fn)(void *), void *arg, void *top);
 
 #if defined(__x86_64__)
 #include "runtime/arch/x86_64.h"

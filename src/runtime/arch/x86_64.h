@@ -76,6 +76,26 @@ static inline uint64_t arch_cycles(void)
 #define ARCH_HERE(pc, sp)                                                                          \
     __asm__ volatile("leaq 0(%%rip), %0\n\tmovq %%rsp, %1" : "=r"(pc), "=r"(sp))
 
+/* arch_on_stack(fn, arg, top): rdi, rsi, rdx. Its frame record stays on the caller's
+ * stack and rbp points at it while fn runs, so a frame-pointer walk or the CFI (the
+ * CFA from rbp) leads from fn's frames back to the caller's stack. */
+#define ARCH_ON_STACK_ASM                                                                          \
+    "pushq %rbp\n\t"                                                                               \
+    ".cfi_def_cfa_offset 16\n\t"                                                                   \
+    ".cfi_offset %rbp, -16\n\t"                                                                    \
+    "movq %rsp, %rbp\n\t"                                                                          \
+    ".cfi_def_cfa_register %rbp\n\t"                                                               \
+    "movq %rdx, %rsp\n\t"                                                                          \
+    "movq %rdi, %rax\n\t"                                                                          \
+    "movq %rsi, %rdi\n\t"                                                                          \
+    "call *%rax\n\t"                                                                               \
+    "movq %rbp, %rsp\n\t"                                                                          \
+    ".cfi_def_cfa_register %rsp\n\t"                                                               \
+    "popq %rbp\n\t"                                                                                \
+    ".cfi_def_cfa_offset 8\n\t"                                                                    \
+    ".cfi_restore %rbp\n\t"                                                                        \
+    "ret\n\t"
+
 /* The heap's countdown: one subtraction in place whose own flags decide
  * (sub %n, %fs:left; jbe), 1 when left was at most n, compared unsigned. */
 #if defined(__GCC_ASM_FLAG_OUTPUTS__)

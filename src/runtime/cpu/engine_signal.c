@@ -22,14 +22,21 @@
  * The handler walks its own stack into the thread's single-producer single-consumer
  * ring, which the sampler drains into the sink.
  *
- * Signal handlers: sig_handler() and what it calls — registry_self(), uw_walk(),
- * blocking_interrupted(), clock_gettime, atomics; sig_timers_quiet() (the program's
- * sigaction may run in its handler): atomics and timer_settime. No lock, no
+ * The handler runs on an alternate signal stack of the runtime's (sig_alt_on), so that
+ * a sample takes no room on the thread's own stack: the kernel's signal frame alone is
+ * 3 KB on x86-64 with AVX-512 and 4.6 KB on aarch64 (a fixed 4 KiB of register
+ * records), and a walk that reads an FDE adds 2 KB; a thread close to the end of its
+ * stack would be made to overflow it by the profiler alone.
+ *
+ * Signal handlers: sig_handler() and what it calls — registry_self(), heap_side_regs(),
+ * uw_walk(), blocking_interrupted(), clock_gettime, atomics; sig_timers_quiet() (the
+ * program's sigaction may run in its handler): atomics and timer_settime. No lock, no
  * allocation, errno preserved.
  * Inside malloc: nothing. */
 #include "runtime/arch/arch.h"
 #include "runtime/rtfd.h"
 #include "runtime/cpu/blocking.h"
+#include "runtime/heap/heap_guard.h"
 #include "runtime/lifecycle.h"
 #include "runtime/rtthread.h"
 #include "runtime/cpu/engine.h"
@@ -37,6 +44,7 @@
 #include "runtime/maps.h"
 #include "runtime/interpose.h"
 #include "runtime/rtmem.h"
+#include "runtime/rtstack.h"
 #include "runtime/cpu/sink.h"
 #include "runtime/unwind/unwind.h"
 #include "runtime/cpu/waitstack.h"
@@ -72,10 +80,10 @@
 #define SIG_W_PRIOR 25.0              /* timer samples of the weight's prior */
 #define SIG_TIMER_INTERVAL_NS 1000    /* far below a tick: the timer fires at every tick
                                          that finds its thread running */
-/* A thread whose stack is smaller than this takes its samples on an alternate signal
- * stack of the runtime's: the kernel's signal frame alone (registers, xsave state) is
- * about 3 KB on this machine, which a PTHREAD_STACK_MIN thread cannot spare. */
-#define SIG_ALT_BELOW (256 * 1024)
+/* The alternate signal stacks: one per thread that registered, kept by the thread
+ * until it unregisters or exits (it may outlive its session, and its stack must not
+ * be another thread's meanwhile). */
+#define SIG_ALT_STACKS 4096
 #define SIG_ALT_SIZE (64 * 1024)
 
 struct sig_entry {
@@ -110,9 +118,6 @@ struct sig_ring {
     uint32_t stuck;           /* ticks it ran with the signal pending (sampler only) */
     uint32_t masked;          /* it blocks the signal: not signalled (sampler only) */
     uint32_t masked_seen;     /* counted in sig_threads_masked (sampler only) */
-    void *alt;                /* the slot's alternate signal stack, SIG_ALT_SIZE bytes,
-                                 mapped at its first small-stacked thread, kept */
-    uint32_t alt_on;          /* the registered thread runs its handler there */
     uint64_t cpu_start;       /* the thread's CPU clock at registration (sampler only) */
     _Atomic uint64_t cpu_end; /* ... when it unregistered, 0 before */
     uint64_t sig_cpu;         /* CPU ns the coming sample accounts for */
@@ -153,7 +158,9 @@ static unsigned sig_tick_hz;        /* the kernel's tick rate, 0 unknown */
 static uint64_t sig_keep;           /* a timer sample is kept when rng < sig_keep (2^64 all) */
 static unsigned sig_hz;             /* the rate sampled at: cfg.hz, or the tick's below it */
 static uint64_t sig_threads_untimed; /* registrations signalled for want of a timer */
-
+RTSTACK_POOL(sig_alts, SIG_ALT_STACKS, SIG_ALT_SIZE);
+static pthread_key_t sig_alt_key; /* its destructor gives a thread's stack back */
+static int sig_alt_key_made;
 
 /* ============================ the handler ============================ */
 
@@ -212,6 +219,9 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
                                      (where == BLOCKING_IN_CALL && sig_late(r, e->t_ns)));
             struct arch_regs ar;
             arch_uc_regs((const ucontext_t *)ucv, &ar);
+            /* Inside a heap sample on its side stack: the thread's frames are where the
+             * sample left its own stack. */
+            heap_side_regs(&ar);
             enum unwind_stop stop = UNWIND_CUT_RANGE;
             /* The live stack, from the interrupted sp to the registered top. */
             struct uw_stack m = {ar.sp > s->stack_lo ? ar.sp : s->stack_lo, s->stack_hi, 0,
@@ -671,6 +681,63 @@ static void *sig_main(void *arg)
     return NULL;
 }
 
+/* ============================ alternate stacks ============================ */
+
+/* On the registering thread (`tid`): an alternate stack of the pool, unless the thread
+ * has one already (one of its own, on which the handler then runs as SA_ONSTACK says;
+ * or the pool's, kept from an earlier registration). Without one (the pool all taken),
+ * the handler runs on the thread's stack. A stack is claimed in the thread's id, not
+ * noted in thread-local memory, which glibc takes from each thread's stack; the pool
+ * is filled from its start, so a lookup reads few entries. */
+static void sig_alt_on(int tid)
+{
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE)) return;
+    /* One it holds already (the program turned it off), or one left under its id by a
+     * thread that ended without giving it back: an id is reused only once its thread
+     * is gone. */
+    int i = rtstack_held_by(&sig_alts, tid);
+    if (i < 0 && (i = rtstack_claim(&sig_alts, 0, tid)) < 0) return;
+    stack_t ss = {.ss_sp = sig_alts.s[i].lo, .ss_size = SIG_ALT_SIZE, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        rtstack_release(&sig_alts, i);
+        return;
+    }
+    if (sig_alt_key_made) pthread_setspecific(sig_alt_key, (void *)1);
+}
+
+/* Thread `tid`'s stack back to the pool: at its unregistration, and at its end when it
+ * outlived its session. Kept while the thread runs on it (a handler that
+ * unregisters); given back too when the program put a stack of its own in its place. */
+static void sig_alt_off(int tid)
+{
+    int i = rtstack_held_by(&sig_alts, tid);
+    stack_t cur;
+    if (i < 0 || sigaltstack(NULL, &cur) != 0) return;
+    if (!(cur.ss_flags & SS_DISABLE) && cur.ss_sp == sig_alts.s[i].lo) {
+        stack_t off = {.ss_flags = SS_DISABLE};
+        if ((cur.ss_flags & SS_ONSTACK) || sigaltstack(&off, NULL) != 0) return;
+    }
+    rtstack_release(&sig_alts, i);
+}
+
+static void sig_alt_at_exit(void *v)
+{
+    (void)v;
+    sig_alt_off((int)syscall(SYS_gettid));
+}
+
+/* Only the forking thread exists in the child, under another id: the stacks of the
+ * others are free. */
+static void sig_alt_after_fork_child(void)
+{
+    stack_t cur;
+    int keep = sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE)
+                   ? rtstack_index(&sig_alts, cur.ss_sp)
+                   : -1;
+    rtstack_after_fork_child(&sig_alts, keep, (int)syscall(SYS_gettid));
+}
+
 /* ============================ the interface ============================ */
 
 /* KESTREL_PROFILE_TRIGGER=timers|sampler, read once when the library loads, before the
@@ -703,6 +770,10 @@ static int sig_start(const struct engine_config *cfg)
 {
     if (!sig_rings && !(sig_rings = rtmem_alloc(sizeof(struct sig_ring) * REGISTRY_SLOTS)))
         return -ENOMEM;
+    if (!sig_alt_key_made && pthread_key_create(&sig_alt_key, sig_alt_at_exit) == 0) {
+        sig_alt_key_made = 1;
+        pthread_atfork(NULL, NULL, sig_alt_after_fork_child);
+    }
     sig_rings_clear();
     sig_cfg = *cfg;
     sig_pid = (int)syscall(SYS_getpid);
@@ -737,20 +808,6 @@ static void sig_stop(void)
     pthread_join(sig_thread, NULL);
 }
 
-/* On the registering thread: a small stack gets the alternate signal stack, unless the
- * thread has one of its own already (the handler then runs on that one: SA_ONSTACK). */
-static void sig_altstack_on(struct reg_slot *s, struct sig_ring *r)
-{
-    stack_t cur;
-    r->alt_on = 0;
-    if (s->stack_hi - s->stack_lo >= SIG_ALT_BELOW || sigaltstack(NULL, &cur) != 0 ||
-        !(cur.ss_flags & SS_DISABLE))
-        return;
-    if (!r->alt && !(r->alt = rtmem_alloc(SIG_ALT_SIZE))) return;
-    stack_t ss = {.ss_sp = r->alt, .ss_size = SIG_ALT_SIZE, .ss_flags = 0};
-    r->alt_on = sigaltstack(&ss, NULL) == 0;
-}
-
 static int sig_thread_start(struct reg_slot *s)
 {
     struct sig_ring *r = &sig_rings[registry_slot_index(s)];
@@ -762,24 +819,17 @@ static int sig_thread_start(struct reg_slot *s)
     r->thin_rng = (uint64_t)s->tid * 0x9e3779b97f4a7c15ull | 1;
     r->cpu_start = s->cpu_last_ns; /* read at registration, just now */
     atomic_store(&r->cpu_end, 0);
-    sig_altstack_on(s, r);
+    sig_alt_on(s->tid);
     return 0;
 }
 
-/* The sampler drains the ring before it frees the slot; the alternate stack goes back
- * to the slot unless the program replaced it meanwhile. */
+/* The sampler drains the ring before it frees the slot. */
 static void sig_thread_stop(struct reg_slot *s)
 {
     struct sig_ring *r = &sig_rings[registry_slot_index(s)];
     sig_timer_delete(r); /* it runs on, unregistered: no more ticks of it */
     atomic_store(&r->cpu_end, rt_clock_ns(CLOCK_THREAD_CPUTIME_ID));
-    stack_t cur;
-    if (r->alt_on && sigaltstack(NULL, &cur) == 0 && cur.ss_sp == r->alt &&
-        !(cur.ss_flags & SS_ONSTACK)) {
-        stack_t off = {.ss_flags = SS_DISABLE};
-        sigaltstack(&off, NULL);
-    }
-    r->alt_on = 0;
+    sig_alt_off(s->tid);
 }
 
 /* The child has none of the parent's timers: their ids are forgotten, never deleted

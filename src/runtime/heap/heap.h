@@ -3,7 +3,8 @@
  *   heap.c          malloc & co interposed; the per-thread countdown (the fast path)
  *   heap_thread.c   the registry of per-thread countdowns, so a start reaches every thread
  *   heap_region.c   the runtime-owned region that sampled blocks (and bootstrap ones) live in
- *   heap_stack.c    the frame-pointer walk of the allocating thread
+ *   heap_stack.c    the walk of the allocating thread's stack
+ *   heap_side.c     the side stacks a sample runs on, off the allocating thread's stack
  *   heap_mutex.c    the contended half of the profiler's own mutex
  *   heap_table.c    bounded buckets, stack words and strings, with an (other stacks) bucket
  *   heap_session.c  the session: API, environment, sampling, lifecycle client, files
@@ -18,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/arch/arch.h"
 #include "runtime/heap/heap_guard.h"
 #include "runtime/lifecycle.h"
 #include "common/pbwire.h"
@@ -60,15 +62,20 @@ struct heap_tls {
     int32_t ignore;     /* depth of heap_ignore_enter() */
     int32_t exited;     /* its key destructor ran: pass through from now on */
     int32_t locks;      /* locks of the heap profiler this thread holds */
-    void *deferred;     /* region blocks freed while it held one, linked by first word */
     int32_t in_handler; /* depth of the program's signal handlers it runs (sigwrap.c) */
+    void *deferred;     /* region blocks freed while it held one, linked by first word */
     uint64_t handler_frame; /* the outermost handler's trampoline frame */
     int64_t handler_left;   /* `left` when that handler began */
     uint32_t samples;   /* samples this thread took (for the name's refresh) */
     uint32_t name_id;   /* `name` interned in the table of session name_gen */
     uint32_t name_gen;  /* 0 when `name` changed since it was interned */
     char name[16];      /* its name as of its last refresh */
+    struct heap_side *side; /* the side stack its sample runs on now (heap_side.c), NULL */
 };
+/* Every byte of it is taken from each thread's stack (glibc carves static TLS out of
+ * it): 8 bytes more made a PTHREAD_STACK_MIN thread that had just enough overflow
+ * (tests/runtime/test_small_stack.py). Its fields are ordered so that it has no hole. */
+_Static_assert(sizeof(struct heap_tls) == 128, "heap_tls: 128 bytes, no hole");
 extern __thread struct heap_tls heap_tls;
 
 /* ===== locks (heap_mutex.c) ===== */
@@ -186,8 +193,22 @@ void heap_region_fork(int phase);
 
 /* Return addresses from the frame record at `fp` (the interposed function's own)
  * outwards; frame 0 is the allocation site. Returns the depth; *stop says how the
- * walk ended (enum unwind_stop). */
+ * walk ended (enum unwind_stop). Runs on the thread's stack or on its side stack. */
 size_t heap_stack_walk(uintptr_t fp, uintptr_t *pcs, size_t max, uint8_t *stop);
+
+/* ===== side stacks (heap_side.c) ===== */
+
+/* A sample running on a side stack, in the frame of the call that switched. */
+struct heap_side {
+    int stack;             /* its stack in the pool */
+    struct arch_regs regs; /* where the thread left its own stack: that frame's pc, sp, fp */
+};
+
+/* Runs fn(arg) on a side stack, t->side set meanwhile: 0, or -1 when every side stack
+ * is taken (fn did not run; the caller runs it on its own stack). */
+int heap_side_run(struct heap_tls *t, void (*fn)(void *), void *arg);
+/* In a fork child: the side stacks of the threads that are gone are free again. */
+void heap_side_after_fork_child(void);
 
 /* ===== bounded tables (heap_table.c) ===== */
 

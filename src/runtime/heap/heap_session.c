@@ -7,8 +7,9 @@
  * the flush; heap_lock guards the tables and is the only one taken inside malloc
  * (heap_sample, heap_sampled_free), never while another lock of the profiler is held
  * except the region's, which is taken after it. heap_sample and heap_sampled_free run
- * inside malloc; heap_flush (and what it calls) may run in a fatal signal's handler of
- * a single-threaded process (see heap_client). */
+ * inside malloc, a sample's work (the walk, the bucket) on a side stack of the
+ * runtime's (heap_side.c); heap_flush (and what it calls) may run in a fatal signal's
+ * handler of a single-threaded process (see heap_client). */
 #include "runtime/heap/heap.h"
 #include "runtime/lifecycle.h"
 #include "runtime/rtclock.h"
@@ -105,56 +106,116 @@ static uint32_t heap_bucket_of(struct heap_tls *t, uintptr_t *pcs, size_t depth,
     return heap_table_bucket(&heap_table, pcs, (uint32_t)depth, stop, t->name_id);
 }
 
+/* One sample's work on the stack it runs on (a side stack, heap_side.c): what the
+ * caller asks, and what the work found. */
+struct heap_work {
+    struct heap_tls *t; /* the allocating thread's */
+    uintptr_t fp;       /* the interposed function's frame record */
+    size_t size, align; /* the request (heap_resize_certain: its new size) */
+    int64_t weight;     /* the bytes the sample stands for */
+    void *block;        /* heap_resize_certain's block; heap_sample's, from the region */
+    int full;           /* heap_sample: the region had no room, the session still runs */
+    int done;           /* heap_resize_certain: the block moved to this call's site */
+};
+
+/* Runs the work on a side stack, or on this thread's own when none is free. */
+static void heap_work_run(struct heap_work *w, void (*fn)(void *))
+{
+    if (heap_side_run(w->t, fn, w) != 0) fn(w);
+}
+
+static void heap_sample_work(void *arg)
+{
+    struct heap_work *w = arg;
+    struct heap_tls *t = w->t;
+    uintptr_t pcs[HEAP_STACK_MAX];
+    uint8_t walk_stop;
+    size_t depth = heap_stack_of(t, w->fp, pcs, &walk_stop);
+    void *p = heap_region_alloc(w->size, w->align);
+    int64_t objects = heap_objects(w->weight, w->size);
+    w->block = NULL;
+    heap_mutex_lock(&heap_lock);
+    if (!heap_active || t->gen != heap_gen) { /* the session ended meanwhile */
+        heap_mutex_unlock(&heap_lock);
+        if (p) heap_region_release(p);
+        return;
+    }
+    if (!p) {
+        heap_mutex_unlock(&heap_lock);
+        w->full = 1;
+        return;
+    }
+    uint32_t bucket = heap_bucket_of(t, pcs, depth, walk_stop);
+    struct heap_bucket *b = &heap_table.buckets[bucket];
+    b->alloc_objects += objects;
+    b->alloc_bytes += w->weight;
+    b->inuse_objects += objects;
+    b->inuse_bytes += w->weight;
+    heap_info.samples++;
+    struct heap_block *h = heap_block_of(p);
+    h->gen = heap_gen;
+    h->bucket = bucket;
+    h->weight = w->weight;
+    heap_mutex_unlock(&heap_lock);
+    w->block = p;
+}
+
 void *heap_sample(struct heap_tls *t, size_t size, size_t align, int zero, uintptr_t fp,
                   int64_t weight)
 {
     int saved = errno;
     heap_ignore_enter();
-    uintptr_t pcs[HEAP_STACK_MAX];
-    uint8_t walk_stop;
-    size_t depth = heap_stack_of(t, fp, pcs, &walk_stop);
-    void *p = heap_region_alloc(size, align);
-    int64_t objects = heap_objects(weight, size);
-    heap_mutex_lock(&heap_lock);
-    if (!heap_active || t->gen != heap_gen) { /* the session ended meanwhile */
-        heap_mutex_unlock(&heap_lock);
-        if (p) heap_region_release(p);
-        p = NULL;
-        goto out;
-    }
-    if (!p) {
-        /* No room in the region: the next allocator serves it, and the bytes are
+    struct heap_work w = {.t = t, .fp = fp, .size = size, .align = align, .weight = weight};
+    heap_work_run(&w, heap_sample_work);
+    void *p = w.block;
+    if (w.full) {
+        /* No room in the region: the next allocator serves it (on this stack: its own
+         * use of it is what the program has without the profiler), and the bytes are
          * counted as lost if it could (a request it refuses was never memory). */
-        heap_mutex_unlock(&heap_lock);
         p = align <= 16 ? zero ? heap_next.calloc(1, size) : heap_next.malloc(size)
                         : heap_next.memalign(align, size);
         if (p) {
             heap_mutex_lock(&heap_lock);
             if (heap_active && t->gen == heap_gen) {
-                heap_info.lost_objects += (uint64_t)objects;
+                heap_info.lost_objects += (uint64_t)heap_objects(weight, size);
                 heap_info.lost_bytes += (uint64_t)weight;
             }
             heap_mutex_unlock(&heap_lock);
         }
-        goto out;
+    } else if (p && zero) {
+        memset(p, 0, size);
     }
-    uint32_t bucket = heap_bucket_of(t, pcs, depth, walk_stop);
-    struct heap_bucket *b = &heap_table.buckets[bucket];
-    b->alloc_objects += objects;
-    b->alloc_bytes += weight;
-    b->inuse_objects += objects;
-    b->inuse_bytes += weight;
-    heap_info.samples++;
-    struct heap_block *h = heap_block_of(p);
-    h->gen = heap_gen;
-    h->bucket = bucket;
-    h->weight = weight;
-    heap_mutex_unlock(&heap_lock);
-    if (zero) memset(p, 0, size);
-out:
     heap_ignore_leave();
     errno = saved;
     return p;
+}
+
+static void heap_resize_work(void *arg)
+{
+    struct heap_work *w = arg;
+    struct heap_tls *t = w->t;
+    struct heap_block *h = heap_block_of(w->block);
+    uintptr_t pcs[HEAP_STACK_MAX];
+    uint8_t walk_stop;
+    size_t depth = heap_stack_of(t, w->fp, pcs, &walk_stop);
+    heap_mutex_lock(&heap_lock);
+    if (heap_active && h->gen == heap_gen) {
+        struct heap_bucket *old = &heap_table.buckets[h->bucket];
+        old->inuse_objects -= 1;
+        old->inuse_bytes -= h->weight;
+        uint32_t bucket = heap_bucket_of(t, pcs, depth, walk_stop);
+        struct heap_bucket *b = &heap_table.buckets[bucket];
+        b->alloc_objects += 1;
+        b->alloc_bytes += (int64_t)w->size;
+        b->inuse_objects += 1;
+        b->inuse_bytes += (int64_t)w->size;
+        heap_info.samples++;
+        h->bucket = bucket;
+        h->weight = (int64_t)w->size;
+        h->size = w->size;
+        w->done = 1;
+    }
+    heap_mutex_unlock(&heap_lock);
 }
 
 int heap_resize_certain(void *p, size_t n, uintptr_t fp)
@@ -165,32 +226,13 @@ int heap_resize_certain(void *p, size_t n, uintptr_t fp)
         n > heap_region_usable(p) || h->gen != __atomic_load_n(&heap_gen, __ATOMIC_ACQUIRE) ||
         h->weight != (int64_t)h->size || !__atomic_load_n(&heap_active, __ATOMIC_ACQUIRE))
         return 0;
-    int saved = errno, done = 0;
+    int saved = errno;
     heap_ignore_enter();
-    uintptr_t pcs[HEAP_STACK_MAX];
-    uint8_t walk_stop;
-    size_t depth = heap_stack_of(t, fp, pcs, &walk_stop);
-    heap_mutex_lock(&heap_lock);
-    if (heap_active && h->gen == heap_gen) {
-        struct heap_bucket *old = &heap_table.buckets[h->bucket];
-        old->inuse_objects -= 1;
-        old->inuse_bytes -= h->weight;
-        uint32_t bucket = heap_bucket_of(t, pcs, depth, walk_stop);
-        struct heap_bucket *b = &heap_table.buckets[bucket];
-        b->alloc_objects += 1;
-        b->alloc_bytes += (int64_t)n;
-        b->inuse_objects += 1;
-        b->inuse_bytes += (int64_t)n;
-        heap_info.samples++;
-        h->bucket = bucket;
-        h->weight = (int64_t)n;
-        h->size = n;
-        done = 1;
-    }
-    heap_mutex_unlock(&heap_lock);
+    struct heap_work w = {.t = t, .fp = fp, .size = n, .block = p};
+    heap_work_run(&w, heap_resize_work);
     heap_ignore_leave();
     errno = saved;
-    return done;
+    return w.done;
 }
 
 /* A region block freed by a signal handler while its thread held a lock of the

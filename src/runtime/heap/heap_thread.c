@@ -76,6 +76,7 @@ static void heap_fork_parent(void)
 static void heap_fork_child(void)
 {
     heap_region_fork(2);
+    heap_side_after_fork_child();
     heap_threads_lock = (heap_mutex_t)HEAP_MUTEX_INIT;
     lifecycle_forget_holds(2);
     heap_tls.locks -= 2;
