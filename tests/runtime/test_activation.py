@@ -4,11 +4,14 @@ file keeps the rate asked for in requested_hz, and in rate_hz the rate sampled a
 signal engine's is at most the kernel's tick rate, rtlib.rate_of), defaults to 997, and
 anything that is
 not a number is one line on stderr and the default; an unknown
-KESTREL_PROFILE_ENGINE is one line on stderr and no profile, the program unaffected."""
+KESTREL_PROFILE_ENGINE is one line on stderr and no profile, the program unaffected.
+KESTREL_PROFILE_TRIGGER=sampler has the signal engine's sampler signal the threads at the
+rate asked (no timers: tick_hz 0), and anything but timers or sampler is one line and
+the timers."""
 import os
 import subprocess
 
-from rtlib import Checker, load, prog, profiled_env, rate_of, tmpdir, validate
+from rtlib import ENGINE, Checker, load, prog, profiled_env, rate_of, tmpdir, validate
 
 c = Checker()
 exe = prog("prog_threads")
@@ -41,6 +44,19 @@ c.check(len(lines) == 1 and lines[0].startswith("kestrel: KESTREL_PROFILE_HZ=fas
 c.check(d is not None and d["requested_hz"] == 997, "a bad rate means the default")
 if d:
     rate_of(d, c, 997)
+
+if ENGINE == "signal":
+    err, d = run("997", {"KESTREL_PROFILE_TRIGGER": "sampler"})
+    c.check(d is not None and d["rate_hz"] == 997 and d["engine_stats"].get("tick_hz") == 0,
+            "trigger sampler: rate_hz %s, %s" % (d and d["rate_hz"], d and d["engine_stats"]))
+    on_cpu = sum(1 for s in d["samples"] if s[3] == 0) if d else 0
+    c.check(on_cpu >= 20, "trigger sampler: %d on-CPU samples" % on_cpu)
+    c.check(err == "", "trigger sampler: nothing said: %r" % err)
+    err, d = run("997", {"KESTREL_PROFILE_TRIGGER": "often"})
+    c.check(err.startswith("kestrel: KESTREL_PROFILE_TRIGGER=often") and len(err.splitlines()) == 1,
+            "a bad trigger: one line: %r" % err)
+    if d:
+        rate_of(d, c, 997)
 
 err, d = run(extra={"KESTREL_PROFILE_ENGINE": "bogus"})
 c.check(d is None, "unknown engine: no profile")
