@@ -33,8 +33,10 @@ for m in v0 legacy; do
   out=$($K record --report=/dev/stdout -o "$t/$m" -- "$t/$m/release/names" 60 2>"$t/$m.err")
   check "$m: record exits 0" test $? -eq 0
   check "$m: the trait impl named" grep -qF '<names::Grid<u64> as names::Step>::step' <<<"$out"
-  check "$m: the generic function named" grep -qE ' names::tally(::<u32>)? ' <<<"$out"
   folded=$(cat "$t/$m.folded")
+  # A frame of every stack through it (newer rustc inlines all of tally's own code,
+  # hashbrown's, so it has no self time and no row of the report's top 10).
+  check "$m: the generic function named" grep -qE '(^|;)names::tally(::<u32>)?(;| )' <<<"$folded"
   check "$m: no v0 symbol left" bash -c '! grep -qE "(^|;)_R" <<<"$1"' _ "$folded"
   check "$m: no legacy hash left" bash -c '! grep -qE "::h[0-9a-f]{16}" <<<"$1"' _ "$folded"
   check "$m: no legacy escapes left" bash -c '! grep -qF "\$LT\$" <<<"$1"' _ "$folded"
