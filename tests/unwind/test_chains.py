@@ -14,6 +14,7 @@ import subprocess
 import sys
 import shutil
 import tempfile
+import time
 
 from uwlib import check, failures, KESTREL, ROOT
 
@@ -89,7 +90,13 @@ for engine, build in [(e, b) for e in ("signal", "perf") for b in ("fp", "nofp",
     on_cpu = [(fr, n) for fr, n in stacks if not any("futex" in f for f in fr)]
     total = sum(n for _, n in on_cpu)
     good = sum(n for fr, n in on_cpu if rooted(fr))
-    check(total > 500, "%s: %d on-CPU samples" % (build, total))
+    # 2 threads x 1.5 s: 500 samples at 997 Hz; as many in proportion at the signal
+    # engine's rate, which its timers bound by the kernel's tick (the coarse clock
+    # moves once a tick)
+    hz = min(997, round(1 / time.clock_getres(6))) if engine == "signal" else 997
+    check(raw.get("rate_hz") == hz, "%s: sampled at %s Hz, %d expected" %
+          (build, raw.get("rate_hz"), hz))
+    check(total > 500 * hz / 997, "%s: %d on-CPU samples at %d Hz" % (build, total, hz))
     check(total and good >= 0.99 * total,
           "%s: %d of %d samples (%.2f%%) reach main or thread_main" %
           (build, good, total, 100.0 * good / max(total, 1)))
