@@ -78,6 +78,8 @@
                                          before its timer is given up for signals */
 #define SIG_W_SHIFT 16                /* sig_wait_weight's fixed point */
 #define SIG_W_PRIOR 25.0              /* timer samples of the weight's prior */
+#define SIG_SLEEP_OWED 8              /* sleep samples owed before they take the stack of
+                                         the thread's last sleep */
 #define SIG_TIMER_INTERVAL_NS 1000    /* far below a tick: the timer fires at every tick
                                          that finds its thread running */
 /* The alternate signal stacks: one per thread that registered, kept by the thread
@@ -134,8 +136,12 @@ struct sig_ring {
     uint64_t timed_cpu;       /* ... over this much of its CPU time, ns */
     uint64_t wait_credit;     /* waiting samples owed, in 1 << SIG_W_SHIFT (sampler only) */
     uint64_t queued_last;     /* its run queue wait (schedstat) at the last look, ns */
-    uint64_t queued_acc;      /* ... waited since then and not yet sampled */
+    int64_t queued_acc;       /* ... waited since then and not yet sampled */
     int queued_known;         /* queued_last was read */
+    uint64_t wall_last;       /* CLOCK_MONOTONIC at the last look, 0 none (sampler only) */
+    int64_t asleep_acc;       /* ns off the CPU and off the run queue, not yet sampled */
+    uint64_t asleep_credit;   /* waiting samples it owes its sleeps, in 1 << SIG_W_SHIFT */
+    int32_t last_wait;        /* the interned stack it last slept with, -1 none */
     uint64_t thin_rng;        /* xorshift64 of the handler's thinning (handler only) */
     struct sig_entry e[SIG_RING];
 };
@@ -451,11 +457,18 @@ static int64_t sig_queued_ns(int tid)
 }
 
 /* A thread with a timer, at a tick: its running time is the timer's to sample, its
- * CPU time goes to its next sample. Asleep in a system call now (/proc): a waiting
- * sample. The time it spent runnable and not running (on a run queue: schedstat;
- * /proc shows such a thread running) gives one waiting sample per period of it, taken
- * where it waited: a signal it takes as it resumes, or the stack of the call it
- * sleeps in now.
+ * CPU time goes to its next sample.
+ *
+ * Its waiting samples are counted from its clocks, not from what it is doing at the
+ * tick: the sampler's own wake-up comes sooner when a CPU is idle, that is when
+ * threads sleep, and counting the threads found asleep then put a third more waiting
+ * samples on an epoll server's workers than their time off the CPU. Since the last
+ * look, the wall time less its CPU time is time off the CPU; the part it waited on a
+ * run queue (schedstat) is one waiting sample per period, taken where it waited (a
+ * signal it takes as it resumes, or the stack of the call it sleeps in now); the rest
+ * it slept, one waiting sample per period with the stack of the call it sleeps in
+ * (waitstack), given when the sampler finds it asleep, or the stack of its last sleep
+ * when that takes long.
  *
  * How many ticks find a thread running, per second of its CPU time, depends on how it
  * runs: a loop is hit 250 times a second at 250 Hz, a thread that runs for 15 µs
@@ -471,7 +484,7 @@ static void sig_tick_timed(struct reg_slot *s, struct sig_ring *r, uint64_t now,
 {
     uint64_t delta = cpu > s->cpu_last_ns ? cpu - s->cpu_last_ns : 0;
     uint64_t period = 1000000000ull / sig_hz;
-    int moved = cpu != s->cpu_seen_ns;
+    uint64_t wall = rt_clock_ns(CLOCK_MONOTONIC);
     s->cpu_seen_ns = cpu;
     s->cpu_last_ns = cpu;
     r->cpu_acc += delta;
@@ -496,27 +509,45 @@ static void sig_tick_timed(struct reg_slot *s, struct sig_ring *r, uint64_t now,
         return;
     }
     uint64_t w = sig_wait_weight(r, period);
-    int asleep = 0;
-    if (delta < period - period / 16 || atomic_load_explicit(&s->in_call, memory_order_relaxed)) {
-        asleep = waitstack_sample_n(s, now, r->cpu_acc, 0) > 0;
-        if (asleep) r->wait_credit += w;
-    }
-    if (!asleep) waitstack_episode_end(s);
-    /* The periods it waited for a CPU since the last tick. Without schedstat: a thread
-     * that did not run since then and is not asleep waited for one all along. */
-    int64_t q = moved || !asleep ? sig_queued_ns(s->tid) : -1;
+    /* Off the CPU since the last look: on a run queue, or asleep. */
+    int64_t q = sig_queued_ns(s->tid);
+    int64_t queued = 0;
+    if (q >= 0 && r->queued_known && (uint64_t)q > r->queued_last)
+        queued = (int64_t)((uint64_t)q - r->queued_last);
     if (q >= 0) {
-        if (r->queued_known && (uint64_t)q > r->queued_last)
-            r->queued_acc += (uint64_t)q - r->queued_last;
         r->queued_last = (uint64_t)q;
         r->queued_known = 1;
-        r->wait_credit += r->queued_acc / period * w;
-        r->queued_acc %= period;
     }
-    if (!r->queued_known && !asleep && !moved) r->wait_credit += w;
-    uint32_t n = (uint32_t)(r->wait_credit >> SIG_W_SHIFT);
-    r->wait_credit -= (uint64_t)n << SIG_W_SHIFT;
+    if (r->wall_last) {
+        int64_t off = (int64_t)(wall - r->wall_last) - (int64_t)delta;
+        r->queued_acc += queued;
+        r->asleep_acc += off - queued;
+    }
+    r->wall_last = wall;
+    uint64_t nq = r->queued_acc > 0 ? (uint64_t)r->queued_acc / period : 0;
+    r->queued_acc -= (int64_t)(nq * period);
+    uint64_t ns = r->asleep_acc > 0 ? (uint64_t)r->asleep_acc / period : 0;
+    r->asleep_acc -= (int64_t)(ns * period);
+    r->wait_credit += nq * w;
+    r->asleep_credit += ns * w;
+
+    int asleep = 0;
+    if (r->asleep_credit >> SIG_W_SHIFT || atomic_load_explicit(&s->in_call, memory_order_relaxed))
+        asleep = waitstack_sample_n(s, now, r->cpu_acc, 0) > 0;
+    if (!asleep) waitstack_episode_end(s);
+    uint32_t n = (uint32_t)(r->asleep_credit >> SIG_W_SHIFT);
+    if (n && asleep && waitstack_sample_n(s, now, r->cpu_acc, n) > 0) {
+        r->cpu_acc = 0;
+        r->last_wait = s->wait_stack;
+        r->asleep_credit -= (uint64_t)n << SIG_W_SHIFT;
+    } else if (n >= SIG_SLEEP_OWED && r->last_wait >= 0) {
+        for (uint32_t k = 0; k < n; k++)
+            sink_add_interned(s, now, 0, SINK_WAITING, r->last_wait);
+        r->asleep_credit -= (uint64_t)n << SIG_W_SHIFT;
+    }
+    n = (uint32_t)(r->wait_credit >> SIG_W_SHIFT);
     if (!n) return;
+    r->wait_credit -= (uint64_t)n << SIG_W_SHIFT;
     if (asleep && waitstack_sample_n(s, now, r->cpu_acc, n) > 0) {
         r->cpu_acc = 0;
     } else if (atomic_load_explicit(&r->pending, memory_order_acquire)) {
@@ -814,8 +845,11 @@ static int sig_thread_start(struct reg_slot *s)
     atomic_store(&r->pending, 0);
     r->owed = r->stuck = r->masked = r->masked_seen = r->timer_failed = r->silent = 0;
     r->cpu_acc = r->timed_n = r->timed_cpu = r->wait_credit = 0;
-    r->queued_last = r->queued_acc = 0;
+    r->queued_last = 0;
+    r->queued_acc = r->asleep_acc = 0;
     r->queued_known = 0;
+    r->wall_last = r->asleep_credit = 0;
+    r->last_wait = -1;
     r->thin_rng = (uint64_t)s->tid * 0x9e3779b97f4a7c15ull | 1;
     r->cpu_start = s->cpu_last_ns; /* read at registration, just now */
     atomic_store(&r->cpu_end, 0);
