@@ -68,8 +68,9 @@
 
 #define SIG_RING 4                    /* samples buffered per thread between two ticks */
 #define SIG_JITTER_PCT 30             /* deadlines jittered uniformly by +-30% */
-#define SIG_IMAGES_EVERY 128          /* ticks between two image refreshes */
-#define SIG_TABLES_EVERY 8            /* ticks between two looks for new unwind tables */
+#define SIG_IMAGES_NS 128000000ull    /* between two image refreshes */
+#define SIG_TABLES_NS 8000000ull      /* between two looks for new unwind tables: an image
+                                         dlopen'd since is walked by frame pointer */
 #define SIG_FINAL_WAIT_NS 20000000ull /* how long stop() waits for signals in flight */
 #define SIG_STUCK_TICKS 3             /* ticks a running thread may leave its signal pending
                                          before the sampler asks whether it blocks it */
@@ -534,15 +535,18 @@ static void sig_tick_timed(struct reg_slot *s, struct sig_ring *r, uint64_t now,
     int asleep = 0;
     if (r->asleep_credit >> SIG_W_SHIFT || atomic_load_explicit(&s->in_call, memory_order_relaxed))
         asleep = waitstack_sample_n(s, now, r->cpu_acc, 0) > 0;
-    if (!asleep) waitstack_episode_end(s);
+    if (!asleep && delta) waitstack_episode_end(s);
     uint32_t n = (uint32_t)(r->asleep_credit >> SIG_W_SHIFT);
     if (n && asleep && waitstack_sample_n(s, now, r->cpu_acc, n) > 0) {
         r->cpu_acc = 0;
         r->last_wait = s->wait_stack;
         r->asleep_credit -= (uint64_t)n << SIG_W_SHIFT;
-    } else if (n >= SIG_SLEEP_OWED && r->last_wait >= 0) {
-        for (uint32_t k = 0; k < n; k++)
-            sink_add_interned(s, now, 0, SINK_WAITING, r->last_wait);
+    } else if (n >= SIG_SLEEP_OWED) { /* its sleeps are too short to be found */
+        if (r->last_wait >= 0)
+            for (uint32_t k = 0; k < n; k++)
+                sink_add_interned(s, now, 0, SINK_WAITING, r->last_wait);
+        else /* never found asleep: sampled where it resumes */
+            r->wait_credit += (uint64_t)n << SIG_W_SHIFT;
         r->asleep_credit -= (uint64_t)n << SIG_W_SHIFT;
     }
     n = (uint32_t)(r->wait_credit >> SIG_W_SHIFT);
@@ -692,7 +696,7 @@ static void *sig_main(void *arg)
     int cfi = uw_mode_current() != UW_MODE_FP;
     if (cfi) uw_tables_refresh();
     uint64_t next = rt_clock_ns(CLOCK_MONOTONIC);
-    unsigned ticks = 0;
+    uint64_t images_at = next + SIG_IMAGES_NS, tables_at = next + SIG_TABLES_NS;
     while (!atomic_load(&sig_stopping)) {
         next += sig_next_period();
         uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
@@ -702,8 +706,14 @@ static void *sig_main(void *arg)
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
         sig_tick(next);
-        if (++ticks % SIG_IMAGES_EVERY == 0) maps_refresh_all();
-        if (cfi && ticks % SIG_TABLES_EVERY == 0) uw_tables_refresh();
+        if (next >= images_at) {
+            maps_refresh_all();
+            images_at = next + SIG_IMAGES_NS;
+        }
+        if (cfi && next >= tables_at) {
+            uw_tables_refresh();
+            tables_at = next + SIG_TABLES_NS;
+        }
         if (cfi) uw_tables_build(0); /* one atomic load unless one is wanted */
     }
     sig_final_drain();
