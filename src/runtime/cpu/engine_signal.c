@@ -437,6 +437,16 @@ static uint64_t sig_wait_weight(const struct sig_ring *r, uint64_t period)
     return (uint64_t)(n * (double)period / cpu * (double)(1u << SIG_W_SHIFT));
 }
 
+/* The thread blocks the engine's signal: it is not signalled while it does, and the
+ * instance pending for it is taken back (sigown_discard). */
+static void sig_mark_masked(struct sig_ring *r)
+{
+    r->masked = 1;
+    if (!r->masked_seen) sig_threads_masked++;
+    r->masked_seen = 1;
+    sigown_discard();
+}
+
 /* The time thread `tid` waited on a run queue, runnable and not running, in ns
  * (/proc/self/task/TID/schedstat, its second field); -1 unknown. */
 static int64_t sig_queued_ns(int tid)
@@ -495,11 +505,8 @@ static void sig_tick_timed(struct reg_slot *s, struct sig_ring *r, uint64_t now,
     if (r->silent >= SIG_TIMER_SILENT) {
         r->silent = 0;
         if (sig_blocks(s->tid, sigown_current())) {
-            r->masked = 1;
-            if (!r->masked_seen) sig_threads_masked++;
-            r->masked_seen = 1;
             sig_timer_delete(r);
-            sigown_discard();
+            sig_mark_masked(r);
         } else {
             r->timer_failed = 1;
             sig_threads_untimed++;
@@ -611,10 +618,7 @@ static void sig_tick(uint64_t now)
              * often). Nothing is left pending for it to see; it is not signalled
              * again while it blocks it. */
             if (moved && ++r->stuck >= SIG_STUCK_TICKS && sig_blocks(s->tid, sigown_current())) {
-                r->masked = 1;
-                if (!r->masked_seen) sig_threads_masked++;
-                r->masked_seen = 1;
-                sigown_discard();
+                sig_mark_masked(r);
                 sig_forget_in_flight(slots);
                 sig_cpu_unsampled += cpu - s->cpu_last_ns;
                 s->cpu_last_ns = cpu;
