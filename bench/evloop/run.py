@@ -24,6 +24,8 @@ import sys
 import tempfile
 import time
 
+import server_out
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 B = os.path.join(ROOT, "build", "bench", "evloop")
 LIB = os.path.join(ROOT, "build", "lib", "libkestrel.so")
@@ -81,7 +83,7 @@ def run_one(cfg, seconds, tmp):
                                                                 cl.stderr, srv.returncode, err))
     f = cl.stdout.split()
     res = {"rps": float(f[3]), "p99": float(f[7]), "p50": float(f[5]),
-           "hr_truth": work_share(out)}
+           "hr_truth": server_out.parse(out)["work_share"]}
     if raw:
         res.update(profile_figures(raw, out))
     m = re.search(r"user=(\d+) exit=(\d+) interrupted=(\d+) in_handle_request=(\d+)", out)
@@ -91,26 +93,9 @@ def run_one(cfg, seconds, tmp):
     return res
 
 
-def work_share(server_out):
-    """handle_request's share of the threads' CPU time, as the server estimates it."""
-    cpu = work = 0
-    for line in server_out.splitlines():
-        w = line.split()
-        if w and w[0] in ("thread", "main"):
-            kv = dict(x.split("=") for x in w[1:] if "=" in x)
-            cpu += int(kv["cpu_ns"])
-            work += int(kv.get("work_ns", 0))
-    return work / cpu if cpu else 0.0
-
-
-def profile_figures(raw, server_out):
+def profile_figures(raw, out_text):
     """Shares from the raw profile, symbolized by kestrel's own report."""
-    truth = {}
-    for line in server_out.splitlines():
-        w = line.split()
-        if w[0] == "thread":
-            kv = dict(x.split("=") for x in w[2:])
-            truth[int(w[1])] = int(kv["cpu_ns"]) / int(kv["wall_ns"])
+    truth = server_out.parse(out_text)["workers"]
     p = json.load(open(raw))
     workers = [i for i, t in enumerate(p["threads"]) if t["label"] == "thread"]
     run = {i: [0, 0] for i in workers}

@@ -22,6 +22,11 @@ import os
 import re
 import socket
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
+                                "evloop"))
+import server_out  # noqa: E402
 
 from rtlib import BUILD, ENGINE, Checker, load, profiled_env, rate_of, tmpdir, validate
 
@@ -55,17 +60,9 @@ def serve(name):
                   "client: exit %d %s %s" % (cl.returncode, cl.stdout, cl.stderr))
     ok &= c.check("requests" in out and int(out.split("requests ")[-1].split()[0]) > 1000,
                   "server: requests served: %s" % out)
-    share, cpu, work = {}, 0, 0
-    for line in out.splitlines():
-        w = line.split()
-        if w and w[0] in ("thread", "main"):
-            kv = dict(x.split("=") for x in w[1:] if "=" in x)
-            cpu += int(kv["cpu_ns"])
-            work += int(kv.get("work_ns", 0))
-            if w[0] == "thread":
-                share[int(kv["tid"])] = int(kv["cpu_ns"]) / int(kv["wall_ns"])
+    got = server_out.parse(out)
     ok &= c.check(os.path.exists(path), "%s engine: a profile" % ENGINE)
-    return (path, share, work / cpu if cpu else 0.0) if ok else None
+    return (path, got["workers"], got["work_share"]) if ok else None
 
 
 def report_rows(path):

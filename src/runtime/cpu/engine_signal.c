@@ -15,7 +15,7 @@
  * that moment gets a waiting sample, without any signal (waitstack); one that was
  * runnable and never ran since the last tick gets a signal it takes as it resumes, a
  * waiting sample. Each sample carries the CPU time its thread used since the sample
- * before. Where no timer can be made (qemu-user, a thread the timers never reach) the
+ * before. Where no timer can be made (seccomp, a thread the timers never reach) the
  * sampler signals each thread that ran instead (tgkill), and the sample's state is the
  * thread's at the tick, read from how late the signal came (sig_late).
  *
@@ -78,6 +78,7 @@
 #define SIG_TIMER_SILENT 32           /* ticks a thread may run without a timer sample
                                          before its timer is given up for signals */
 #define SIG_W_SHIFT 16                /* sig_wait_weight's fixed point */
+#define SIG_W_FRACTION ((1ull << SIG_W_SHIFT) - 1)
 #define SIG_W_PRIOR 25.0              /* timer samples of the weight's prior */
 #define SIG_SLEEP_OWED 8              /* sleep samples owed before they take the stack of
                                          the thread's last sleep */
@@ -134,7 +135,6 @@ struct sig_ring {
     uint32_t silent;          /* ticks it ran with no timer sample (sampler only) */
     uint64_t cpu_acc;         /* CPU ns no sample carries yet (sampler only) */
     uint64_t timed_n;         /* timer samples of this registration (sampler only) */
-    uint64_t timed_cpu;       /* ... over this much of its CPU time, ns */
     uint64_t wait_credit;     /* waiting samples owed, in 1 << SIG_W_SHIFT (sampler only) */
     uint64_t queued_last;     /* its run queue wait (schedstat) at the last look, ns */
     int64_t queued_acc;       /* ... waited since then and not yet sampled */
@@ -350,7 +350,7 @@ static unsigned sig_kernel_tick_hz(void)
 }
 
 /* Whether this process can have a timer on a thread's CPU clock that signals that
- * thread (qemu-user cannot): tried on the sampler's own clock, never armed. */
+ * thread (a seccomp filter may refuse it): tried on the sampler's own clock, never armed. */
 static int sig_timers_work(void)
 {
     struct sigevent ev;
@@ -429,11 +429,12 @@ static int sig_blocks(int tid, int sig)
 }
 
 /* The waiting samples one waiting period of the thread stands for, in 1 << SIG_W_SHIFT:
- * its timer samples per period of its CPU time so far, from a prior of one. */
-static uint64_t sig_wait_weight(const struct sig_ring *r, uint64_t period)
+ * its timer samples per period of its CPU time since it registered (`cpu` its clock
+ * now), from a prior of one. */
+static uint64_t sig_wait_weight(const struct sig_ring *r, uint64_t cpu_now, uint64_t period)
 {
     double n = (double)r->timed_n + SIG_W_PRIOR;
-    double cpu = (double)r->timed_cpu + SIG_W_PRIOR * (double)period;
+    double cpu = (double)(cpu_now - r->cpu_start) + SIG_W_PRIOR * (double)period;
     return (uint64_t)(n * (double)period / cpu * (double)(1u << SIG_W_SHIFT));
 }
 
@@ -500,7 +501,6 @@ static void sig_tick_timed(struct reg_slot *s, struct sig_ring *r, uint64_t now,
     s->cpu_last_ns = cpu;
     r->cpu_acc += delta;
     r->timed_n += timed;
-    r->timed_cpu += delta;
     r->silent = timed ? 0 : delta >= period / 2 ? r->silent + 1 : r->silent;
     if (r->silent >= SIG_TIMER_SILENT) {
         r->silent = 0;
@@ -516,9 +516,11 @@ static void sig_tick_timed(struct reg_slot *s, struct sig_ring *r, uint64_t now,
         r->cpu_acc = 0;
         return;
     }
-    uint64_t w = sig_wait_weight(r, period);
-    /* Off the CPU since the last look: on a run queue, or asleep. */
-    int64_t q = sig_queued_ns(s->tid);
+    uint64_t w = sig_wait_weight(r, cpu, period);
+    /* Off the CPU since the last look: on a run queue, or asleep. A wait on the run
+     * queue is counted in schedstat as it ends, when the thread gets a CPU: a thread
+     * that did not run has nothing new there. */
+    int64_t q = delta ? sig_queued_ns(s->tid) : -1;
     int64_t queued = 0;
     if (q >= 0 && r->queued_known && (uint64_t)q > r->queued_last)
         queued = (int64_t)((uint64_t)q - r->queued_last);
@@ -532,39 +534,41 @@ static void sig_tick_timed(struct reg_slot *s, struct sig_ring *r, uint64_t now,
         r->asleep_acc += off - queued;
     }
     r->wall_last = wall;
-    uint64_t nq = r->queued_acc > 0 ? (uint64_t)r->queued_acc / period : 0;
-    r->queued_acc -= (int64_t)(nq * period);
-    uint64_t ns = r->asleep_acc > 0 ? (uint64_t)r->asleep_acc / period : 0;
-    r->asleep_acc -= (int64_t)(ns * period);
-    r->wait_credit += nq * w;
-    r->asleep_credit += ns * w;
+    uint64_t pq = r->queued_acc > 0 ? (uint64_t)r->queued_acc / period : 0;
+    r->queued_acc -= (int64_t)(pq * period);
+    uint64_t ps = r->asleep_acc > 0 ? (uint64_t)r->asleep_acc / period : 0;
+    r->asleep_acc -= (int64_t)(ps * period);
+    r->wait_credit += pq * w;
+    r->asleep_credit += ps * w;
 
-    int asleep = 0;
-    if (r->asleep_credit >> SIG_W_SHIFT || atomic_load_explicit(&s->in_call, memory_order_relaxed))
-        asleep = waitstack_sample_n(s, now, r->cpu_acc, 0) > 0;
+    /* Owed samples of a thread asleep now take the stack of its call, those of its
+     * waits on the run queue too; else its sleeps take the stack of its last one, and
+     * its waits for a CPU a signal it takes as it resumes. */
+    uint32_t nsl = (uint32_t)(r->asleep_credit >> SIG_W_SHIFT);
+    uint32_t nq = (uint32_t)(r->wait_credit >> SIG_W_SHIFT);
+    int asleep = nsl + nq && waitstack_sample_n(s, now, r->cpu_acc, nsl + nq) > 0;
     if (!asleep && delta) waitstack_episode_end(s);
-    uint32_t n = (uint32_t)(r->asleep_credit >> SIG_W_SHIFT);
-    if (n && asleep && waitstack_sample_n(s, now, r->cpu_acc, n) > 0) {
+    if (asleep) {
         r->cpu_acc = 0;
         r->last_wait = s->wait_stack;
-        r->asleep_credit -= (uint64_t)n << SIG_W_SHIFT;
-    } else if (n >= SIG_SLEEP_OWED) { /* its sleeps are too short to be found */
+        r->asleep_credit &= SIG_W_FRACTION;
+        r->wait_credit &= SIG_W_FRACTION;
+        return;
+    }
+    if (nsl >= SIG_SLEEP_OWED) { /* its sleeps are too short to be found */
+        r->asleep_credit &= SIG_W_FRACTION;
         if (r->last_wait >= 0)
-            for (uint32_t k = 0; k < n; k++)
+            for (uint32_t k = 0; k < nsl; k++)
                 sink_add_interned(s, now, 0, SINK_WAITING, r->last_wait);
         else /* never found asleep: sampled where it resumes */
-            r->wait_credit += (uint64_t)n << SIG_W_SHIFT;
-        r->asleep_credit -= (uint64_t)n << SIG_W_SHIFT;
+            nq += nsl;
     }
-    n = (uint32_t)(r->wait_credit >> SIG_W_SHIFT);
-    if (!n) return;
-    r->wait_credit -= (uint64_t)n << SIG_W_SHIFT;
-    if (asleep && waitstack_sample_n(s, now, r->cpu_acc, n) > 0) {
-        r->cpu_acc = 0;
-    } else if (atomic_load_explicit(&r->pending, memory_order_acquire)) {
-        r->owed += n; /* it has not resumed to take the last one yet */
+    if (!nq) return;
+    r->wait_credit &= SIG_W_FRACTION;
+    if (atomic_load_explicit(&r->pending, memory_order_acquire)) {
+        r->owed += nq; /* it has not resumed to take the last one yet */
     } else {
-        r->owed += n - 1;
+        r->owed += nq - 1;
         sig_send(s, r, r->cpu_acc, cpu, SINK_WAITING);
         r->cpu_acc = 0;
     }
@@ -858,7 +862,7 @@ static int sig_thread_start(struct reg_slot *s)
     struct sig_ring *r = &sig_rings[registry_slot_index(s)];
     atomic_store(&r->pending, 0);
     r->owed = r->stuck = r->masked = r->masked_seen = r->timer_failed = r->silent = 0;
-    r->cpu_acc = r->timed_n = r->timed_cpu = r->wait_credit = 0;
+    r->cpu_acc = r->timed_n = r->wait_credit = 0;
     r->queued_last = 0;
     r->queued_acc = r->asleep_acc = 0;
     r->queued_known = 0;
