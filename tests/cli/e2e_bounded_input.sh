@@ -93,6 +93,39 @@ for k in ["build/bin/kestrel", "build/bin/kestrel-san"]:
             rss = ru.ru_maxrss / 1024
             print(f"{name}: peak RSS {rss:.0f} MiB")
             check(rss < MAX_RSS_MIB, f"{name}: peak RSS {rss:.0f} MiB, over {MAX_RSS_MIB} MiB")
+# Special files: a FIFO with no writer and /dev/zero end in an error at once (the
+# FIFO blocked the reader for ever, /dev/zero took 2.1 GB before it was refused);
+# a profile through a pipe or "-" still reads.
+import time
+fifo = os.path.join(d, "fifo")
+os.mkfifo(fifo)
+small = os.path.join(d, "small.raw.json")
+open(small, "w").write('{"version":1,"threads":[{"label":"main"}],"stacks":[[1]],'
+                       '"samples":[[0,0,0,0]]}')
+for k in ["build/bin/kestrel", "build/bin/kestrel-san"]:
+    for path, why in ((fifo, r"nothing to read \(a pipe or FIFO with no writer, or empty\)"),
+                      ("/dev/zero", r"is not a regular file or a pipe \(.*\)")):
+        t0 = time.monotonic()
+        try:
+            p = subprocess.run([k, "report", path], capture_output=True, timeout=10)
+            rc, err = p.returncode, p.stderr.decode()
+        except subprocess.TimeoutExpired:
+            rc, err = None, "(still running after 10 s)"
+        took = time.monotonic() - t0
+        what = f"{k} report {path}"
+        check(rc == 1, f"{what}: exit status {rc}, not 1")
+        check(re.fullmatch(f"kestrel: {re.escape(path)}: {why}\n", err) is not None,
+              f"{what}: one line saying why: {err!r}")
+        check(took < 3, f"{what}: took {took:.1f} s, not at once")
+    p = subprocess.run([k, "report", "-"], input=open(small, "rb").read(), capture_output=True)
+    check(p.returncode == 0 and b"1 sample" in p.stdout, f"{k} report - of a pipe: {p.stderr!r}")
+    p = subprocess.run(["bash", "-c", f'"{k}" report <(cat "{small}")'], capture_output=True)
+    check(p.returncode == 0 and b"1 sample" in p.stdout,
+          f"{k} report <(cat FILE): {p.stderr!r}")
+p = subprocess.Popen(["build/bin/kestrel", "report", "/dev/zero"], stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
+_, status, ru = os.wait4(p.pid, 0)
+check(ru.ru_maxrss / 1024 < 64, f"/dev/zero: peak RSS {ru.ru_maxrss / 1024:.0f} MiB")
 print("all passed" if not fails else f"{fails} failed")
 sys.exit(1 if fails else 0)
 PY

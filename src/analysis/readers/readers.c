@@ -1,61 +1,108 @@
 /* Picks a reader by content: gzip or protobuf is pprof, a JSON object is the raw
  * CPU profile. */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis/readers/readers.h"
 
+/* Reads fd whole; a pipe or FIFO opened without blocking is waited on with poll()
+ * while a writer is there, and its end (or no writer at all) ends the input. */
+static ssize_t read_some(int fd, char *buf, size_t n)
+{
+    for (;;) {
+        ssize_t got = read(fd, buf, n);
+        if (got >= 0 || errno == EINTR) {
+            if (got >= 0) return got;
+            continue;
+        }
+        if (errno != EAGAIN) return -1;
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        if (poll(&pfd, 1, -1) < 0 && errno != EINTR) return -1;
+    }
+}
+
+/* The input whole, at most READ_MAX_FILE bytes, never more memory than that: a
+ * regular file, a pipe or FIFO, or "-" (stdin). A FIFO is opened without blocking,
+ * so one with no writer is an empty input at once rather than a wait for ever; a
+ * device (/dev/zero, a terminal) or a socket is refused. */
 static char *slurp(const char *path, size_t *len, char *why, size_t why_size)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    int is_stdin = !strcmp(path, "-");
+    int fd = is_stdin ? 0 : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         snprintf(why, why_size, "%s", strerror(errno));
         return NULL;
     }
     struct stat st;
-    int regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
-    if (!regular && S_ISDIR(st.st_mode)) {
-        snprintf(why, why_size, "is a directory");
-        fclose(f);
+    if (fstat(fd, &st)) {
+        snprintf(why, why_size, "%s", strerror(errno));
+        if (!is_stdin) close(fd);
         return NULL;
     }
-    if (regular && (uint64_t)st.st_size > READ_MAX_FILE) {
+    int regular = S_ISREG(st.st_mode);
+    const char *refused = S_ISDIR(st.st_mode) ? "is a directory"
+                          : !regular && !S_ISFIFO(st.st_mode)
+                              ? "is not a regular file or a pipe (kestrel reads profiles from "
+                                "files, pipes and - for stdin)"
+                              : NULL;
+    if (!refused && regular && (uint64_t)st.st_size > READ_MAX_FILE) {
         snprintf(why, why_size, "%.1f GiB; kestrel reads profiles of at most %llu GiB",
                  (double)st.st_size / (1 << 30), READ_MAX_FILE >> 30);
-        fclose(f);
+        refused = why;
+    }
+    if (refused) {
+        if (refused != why) snprintf(why, why_size, "%s", refused);
+        if (!is_stdin) close(fd);
         return NULL;
     }
     /* A regular file's size is known: one buffer of that size (and a byte to see that
-     * it did not grow), not a doubling one. A pipe grows up to the same limit. */
+     * it did not grow), not a doubling one. A pipe grows up to the same limit, and the
+     * buffer never past it. */
     size_t cap = regular ? (size_t)st.st_size + 1 : 1 << 16, n = 0;
     char *buf = malloc(cap);
+    int err = 0, over = 0;
     while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        if (cap > READ_MAX_FILE) {
-            snprintf(why, why_size, "more than %llu GiB; kestrel reads profiles of at most that",
-                     READ_MAX_FILE >> 30);
-            free(buf);
-            fclose(f);
-            return NULL;
+        ssize_t got = read_some(fd, buf + n, cap - n);
+        if (got < 0) {
+            err = errno;
+            break;
         }
-        char *q = realloc(buf, cap * 2);
+        if (got == 0) break;
+        n += (size_t)got;
+        if (n < cap) continue;
+        if (n > READ_MAX_FILE) {
+            over = 1;
+            break;
+        }
+        size_t grown = cap * 2 > READ_MAX_FILE + 1 ? READ_MAX_FILE + 1 : cap * 2;
+        char *q = realloc(buf, grown);
         if (!q) {
             free(buf);
             buf = NULL;
             break;
         }
         buf = q;
-        cap *= 2;
+        cap = grown;
     }
-    int err = ferror(f);
-    fclose(f);
-    if (!buf || err) {
-        snprintf(why, why_size, "%s", buf ? "read error" : "out of memory");
+    if (!is_stdin) close(fd);
+    if (buf && !err && !over && !n && !regular) {
+        snprintf(why, why_size, "nothing to read (a pipe or FIFO with no writer, or empty)");
+        free(buf);
+        return NULL;
+    }
+    if (!buf || err || over) {
+        if (over)
+            snprintf(why, why_size, "more than %llu GiB; kestrel reads profiles of at most that",
+                     READ_MAX_FILE >> 30);
+        else
+            snprintf(why, why_size, "%s", buf ? strerror(err) : "out of memory");
         free(buf);
         return NULL;
     }
