@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -70,8 +71,24 @@ static int process_wanted(const struct profile *p, const char *want)
     return p->n_processes && !strcmp(p->processes[0].name, want);
 }
 
-/* Reads every raw profile of a STEM.raw/ folder, each symbolized alone, and merges
- * them. A file that cannot be read is said and left out. */
+/* symbolize_options.count_state of the table o->state counts. */
+static int count_state(const struct cli_load_options *o)
+{
+    return o->state == SUMMARY_ALL_STATES ? 0 : 1 + o->state;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Reads every raw profile of a STEM.raw/ folder and merges them, then symbolizes the
+ * tree once: each file of the tree is opened once however many processes mapped it,
+ * and a warning is said once for the tree. A process with a JIT's perf map (its own
+ * /tmp/perf-PID.map) is symbolized alone first. A file that cannot be read is said
+ * and left out. On a terminal, the count of files read shows after a second. */
 static struct profile *load_tree(const char *dir, const struct cli_load_options *o)
 {
     size_t n;
@@ -79,9 +96,18 @@ static struct profile *load_tree(const char *dir, const struct cli_load_options 
     struct profile **parts = calloc(n + 1, sizeof *parts);
     size_t kept = 0, seen = 0;
     char why[512];
+    const char *delay_env = getenv("KESTREL_PROGRESS_DELAY_MS");
+    double delay = delay_env ? atof(delay_env) / 1000 : 1.0, start = now_s();
+    int progress = isatty(2), shown = 0;
+    struct symbolize_options so = {.binary = o->binary, .count_state = count_state(o)};
     for (size_t i = 0; parts && i < n; i++) {
+        if (progress && (i & 63) == 0 && now_s() - start >= delay) {
+            fprintf(stderr, "\rkestrel: reading %zu/%zu profiles", i, n);
+            shown = 1;
+        }
         struct profile *p = read_profile(names[i], why, sizeof why);
         if (!p) {
+            if (shown) fputc('\n', stderr), shown = 0;
             fprintf(stderr, "kestrel: %s: %s (left out of the tree)\n", names[i], why);
             continue;
         }
@@ -90,14 +116,14 @@ static struct profile *load_tree(const char *dir, const struct cli_load_options 
             profile_free(p);
             continue;
         }
-        struct symbolize_options so = {.binary = o->binary};
-        if (symbolize_profile(p, &so)) {
+        if (p->meta.perf_map && symbolize_profile(p, &so)) {
             fprintf(stderr, "kestrel: %s: out of memory while symbolizing\n", names[i]);
             profile_free(p);
             continue;
         }
         parts[kept++] = p;
     }
+    if (shown) fprintf(stderr, "\rkestrel: reading %zu/%zu profiles\n", n, n);
     struct profile *tree = NULL;
     if (!parts)
         fprintf(stderr, "kestrel: %s: out of memory\n", dir);
@@ -111,12 +137,17 @@ static struct profile *load_tree(const char *dir, const struct cli_load_options 
     else if (kept && !(tree = profile_merge_tree((const struct profile *const *)parts, kept, why,
                                                  sizeof why)))
         fprintf(stderr, "kestrel: %s: %s\n", dir, why);
+    for (size_t i = 0; i < kept; i++)
+        profile_free(parts[i]);
     if (tree) {
         free(tree->source);
         tree->source = strdup(dir);
+        if (symbolize_profile(tree, &so)) {
+            fprintf(stderr, "kestrel: %s: out of memory while symbolizing\n", dir);
+            profile_free(tree);
+            tree = NULL;
+        }
     }
-    for (size_t i = 0; i < kept; i++)
-        profile_free(parts[i]);
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
@@ -171,7 +202,7 @@ int cli_load(const char *path, const struct cli_load_options *o, struct profile 
         }
         type = (size_t)k;
     }
-    struct symbolize_options so = {.binary = o->binary};
+    struct symbolize_options so = {.binary = o->binary, .count_state = count_state(o)};
     if (!tree && symbolize_profile(p, &so)) {
         fprintf(stderr, "kestrel: %s: out of memory while symbolizing\n", path);
         profile_free(p);

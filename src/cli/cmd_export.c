@@ -92,5 +92,6 @@ int cmd_export(int argc, char **argv)
     const struct writer *w = writers_find(format);
     if (!w) return cli_usage_error("export", "unknown format \"%s\"", format);
     if (optind != argc - 1) return cli_usage_error("export", "one INPUT file expected");
+    o.state = w->every_state ? SUMMARY_ALL_STATES : state;
     return cli_write_export(w, argv[optind], &o, state, out);
 }

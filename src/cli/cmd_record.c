@@ -364,12 +364,12 @@ static FILE *report_open(const struct record_options *o, const char **name)
 static int analyse(const char *path, const char *stem, const struct record_options *o, FILE *out,
                    const char *out_name)
 {
-    struct cli_load_options lo = {.binary = o->binary, .process = o->process};
+    int state;
+    cli_parse_state(o->state, &state); /* checked by record_parse */
+    struct cli_load_options lo = {.binary = o->binary, .process = o->process, .state = state};
     struct profile *p;
     struct summary *s;
     if (cli_load(path, &lo, &p, &s)) return -1;
-    int state;
-    cli_parse_state(o->state, &state); /* checked by record_parse */
     int failed = cli_export_all(p, s, state, stem);
     if (!failed) fprintf(stderr, "kestrel: wrote %s.*\n", stem);
     failed += cli_report(p, s, state, o->wide, out, out_name) ? 1 : 0;

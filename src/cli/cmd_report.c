@@ -56,6 +56,7 @@ int cmd_report(int argc, char **argv)
             return cli_usage_error("report", "unknown option %s", argv[optind - 1]);
     }
     if (optind != argc - 1) return cli_usage_error("report", "one INPUT file expected");
+    o.state = state;
     struct profile *p;
     struct summary *s;
     if (cli_load(argv[optind], &o, &p, &s)) return 1;

@@ -89,6 +89,7 @@ int cmd_view(int argc, char **argv)
         fprintf(stderr, "kestrel: view: out of memory\n");
         return 1;
     }
+    o.state = SUMMARY_ALL_STATES;
     int rc = cli_write_export(w, argv[optind], &o, SUMMARY_ALL_STATES, path);
     if (!rc && strcmp(path, "-")) fprintf(stderr, "kestrel: wrote %s\n", path);
     free(path);

@@ -7,8 +7,12 @@
  * - Processes are ordered by when they started; the first is the tree's root.
  * - Sample times are moved from each profile's own start to the tree's start.
  * - Images are kept per process (addresses mean something only in their own
- *   process), but a symbolized frame names the first image of the same file and build
- *   id: the same function in eight cc1plus processes is one function of the tree. */
+ *   process), but a frame of a file mapped once in its process names the first such
+ *   image of the same file and build id (its canonical image), its address moved
+ *   there: the same function in eight cc1plus processes is one frame of the tree,
+ *   symbolized once, and a function without a name (`git+0x148eb0`) one row. A file
+ *   mapped twice in one process (V8's builtins) keeps its own images. Anonymous memory
+ *   (JIT code) stays in its process. */
 #include "analysis/model/merge.h"
 
 #include <stdio.h>
@@ -104,37 +108,116 @@ static int add_process(struct profile *into, struct part *parts, const struct gr
     return k < 0 ? -1 : (int)k;
 }
 
-/* The first image of `into` with im's file and build id, or -1. */
-static int64_t same_image(const struct profile *into, const struct profile_image *im,
-                          size_t upto)
+/* The canonical images of the tree, by file and build id: open addressing over
+ * indices into `into`'s images. */
+struct canon_table {
+    int64_t *slot; /* image index, or -1 */
+    size_t mask, n;
+};
+
+static uint64_t image_hash(const struct profile_image *im)
 {
-    for (size_t i = 0; i < upto; i++)
-        if (!strcmp(into->images[i].path, im->path) &&
-            same_str(into->images[i].build_id, im->build_id))
-            return (int64_t)i;
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = im->path; *c; c++)
+        h = (h ^ (uint8_t)*c) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+    for (const char *c = im->build_id ? im->build_id : ""; *c; c++)
+        h = (h ^ (uint8_t)*c) * 1099511628211ull;
+    return h;
+}
+
+static int same_file(const struct profile_image *a, const struct profile_image *b)
+{
+    return !strcmp(a->path, b->path) && same_str(a->build_id, b->build_id);
+}
+
+/* The slot of im's file: its canonical image, or an empty slot (-1). */
+static int64_t *canon_slot(struct canon_table *t, const struct profile *into,
+                           const struct profile_image *im)
+{
+    for (size_t j = image_hash(im) & t->mask;; j = (j + 1) & t->mask)
+        if (t->slot[j] < 0 || same_file(&into->images[t->slot[j]], im)) return &t->slot[j];
+}
+
+static int canon_grow(struct canon_table *t, const struct profile *into)
+{
+    if (t->slot && 2 * (t->n + 1) <= t->mask + 1) return 0;
+    size_t cap = t->slot ? 2 * (t->mask + 1) : 256;
+    struct canon_table g = {malloc(cap * sizeof *g.slot), cap - 1, t->n};
+    if (!g.slot) return -1;
+    for (size_t j = 0; j < cap; j++)
+        g.slot[j] = -1;
+    for (size_t j = 0; t->slot && j <= t->mask; j++)
+        if (t->slot[j] >= 0) *canon_slot(&g, into, &into->images[t->slot[j]]) = t->slot[j];
+    free(t->slot);
+    *t = g;
+    return 0;
+}
+
+/* Whether addresses of image i of p can move to another process's image of the same
+ * file: a file on disk, mapped once in p, whose place is known. */
+static int movable(const struct profile *p, size_t i)
+{
+    const struct profile_image *im = &p->images[i];
+    if (im->path[0] != '/' || im->elf || (!im->slide_known && !im->text)) return 0;
+    for (size_t j = 0; j < p->n_images; j++)
+        if (j != i && !strcmp(p->images[j].path, im->path)) return 0;
+    return 1;
+}
+
+/* What to add to an address of `from` to have it in `to` (both of one file). */
+static int image_shift(const struct profile_image *from, const struct profile_image *to,
+                       uint64_t *shift)
+{
+    if (from->slide_known && to->slide_known) {
+        *shift = to->slide - from->slide;
+        return 0;
+    }
+    if (!from->slide_known && !to->slide_known && from->text && to->text &&
+        from->text_offset == to->text_offset) {
+        *shift = to->text - from->text;
+        return 0;
+    }
     return -1;
 }
 
 static int add_part(struct profile *into, const struct profile *p, int32_t process,
-                    int64_t tree_start)
+                    size_t first_thread, int64_t tree_start, struct canon_table *canons)
 {
-    size_t images_before = into->n_images;
     int64_t *image_of = malloc((p->n_images + 1) * sizeof *image_of);
     int64_t *canon = malloc((p->n_images + 1) * sizeof *canon);
+    int64_t *named = malloc((p->n_images + 1) * sizeof *named);
+    uint64_t *shift = malloc((p->n_images + 1) * sizeof *shift);
     uint32_t *frame_of = malloc((p->n_frames + 1) * sizeof *frame_of);
     uint32_t *stack_of = malloc((p->n_stacks + 1) * sizeof *stack_of);
     uint32_t *thread_of = malloc((p->n_threads + 1) * sizeof *thread_of);
     uint32_t *row = malloc((PROFILE_MAX_DEPTH + 1) * sizeof *row);
-    int rc = image_of && canon && frame_of && stack_of && thread_of && row ? 0 : -1;
+    int rc = image_of && canon && named && shift && frame_of && stack_of && thread_of && row ? 0 : -1;
     for (size_t i = 0; !rc && i < p->n_images; i++) {
-        int64_t same = same_image(into, &p->images[i], images_before);
-        image_of[i] = profile_add_image(into, &p->images[i]);
-        canon[i] = same >= 0 ? same : image_of[i];
-        if (image_of[i] < 0) rc = -1;
+        const struct profile_image *im = &p->images[i];
+        if ((image_of[i] = profile_add_image(into, im)) < 0 || canon_grow(canons, into)) {
+            rc = -1;
+            break;
+        }
+        named[i] = canon[i] = image_of[i], shift[i] = 0;
+        if (im->path[0] != '/') continue;
+        int64_t *slot = canon_slot(canons, into, im);
+        int move = movable(p, i);
+        if (*slot < 0 && move)
+            *slot = image_of[i], canons->n++;
+        else if (*slot >= 0)
+            named[i] = *slot;
+        if (move && *slot != image_of[i] && !image_shift(im, &into->images[*slot], &shift[i]))
+            canon[i] = *slot;
     }
     for (size_t i = 0; !rc && i < p->n_frames; i++) {
         struct profile_frame f = p->frames[i];
-        if (f.image >= 0) f.image = (int32_t)(f.symbolized ? canon[f.image] : image_of[f.image]);
+        if (f.image >= 0) {
+            /* A symbolized frame's address is only where it was seen; an unsymbolized
+             * one is moved with its image. */
+            if (!f.symbolized) f.address += shift[f.image];
+            f.image = (int32_t)(f.symbolized ? named[f.image] : canon[f.image]);
+        }
         int64_t k = profile_intern_frame(into, &f);
         if (k < 0) rc = -1;
         else frame_of[i] = (uint32_t)k;
@@ -150,7 +233,7 @@ static int add_part(struct profile *into, const struct profile *p, int32_t proce
     for (size_t i = 0; !rc && i < p->n_threads; i++) {
         const struct profile_thread *t = &p->threads[i];
         int64_t k = -1;
-        for (size_t j = 0; j < into->n_threads && k < 0; j++) {
+        for (size_t j = first_thread; j < into->n_threads && k < 0; j++) {
             const struct profile_thread *u = &into->threads[j];
             if (u->process == process && u->fiber == t->fiber && u->tid == t->tid &&
                 !strcmp(u->label, t->label))
@@ -168,14 +251,14 @@ static int add_part(struct profile *into, const struct profile *p, int32_t proce
             thread_of[i] = (uint32_t)k;
         }
     }
-    int64_t shift = part_start(p) && tree_start ? part_start(p) - tree_start : 0;
+    int64_t time_shift = part_start(p) && tree_start ? part_start(p) - tree_start : 0;
     int type_of[PROFILE_MAX_SAMPLE_TYPES];
     for (size_t k = 0; k < p->n_sample_types; k++)
         type_of[k] = profile_find_sample_type(into, p->sample_types[k].type);
     int64_t v[PROFILE_MAX_SAMPLE_TYPES];
     for (size_t i = 0; !rc && i < p->n_samples; i++) {
         const struct profile_sample *s = &p->samples[i];
-        int64_t t = s->time_ns >= 0 ? s->time_ns + shift : -1;
+        int64_t t = s->time_ns >= 0 ? s->time_ns + time_shift : -1;
         memset(v, 0, sizeof v);
         for (size_t k = 0; k < p->n_sample_types; k++)
             v[type_of[k]] = profile_values(p, i)[k];
@@ -204,7 +287,7 @@ static int add_part(struct profile *into, const struct profile *p, int32_t proce
             seen = !strcmp(into->meta.comments[j], p->meta.comments[i]);
         if (!seen) rc = profile_add_comment(into, p->meta.comments[i]);
     }
-    free(image_of), free(canon), free(frame_of), free(stack_of), free(thread_of), free(row);
+    free(image_of), free(canon), free(named), free(shift), free(frame_of), free(stack_of), free(thread_of), free(row);
     return rc;
 }
 
@@ -281,12 +364,20 @@ struct profile *profile_merge_tree(const struct profile *const *in, size_t n, ch
         (root->meta.engine && !(m->engine = dup_opt(root->meta.engine))) ||
         (root->source && !(into->source = dup_opt(root->source))))
         goto oom;
+    struct canon_table canons = {0};
     for (size_t g = 0; g < n_groups; g++) {
         int process = add_process(into, parts, &groups[g]);
-        if (process < 0) goto oom;
-        for (size_t i = 0; i < groups[g].n; i++)
-            if (add_part(into, parts[groups[g].first + i].p, process, tree_start)) goto oom;
+        size_t first_thread = into->n_threads;
+        for (size_t i = 0; process >= 0 && i < groups[g].n; i++)
+            if (add_part(into, parts[groups[g].first + i].p, process, first_thread, tree_start,
+                         &canons))
+                process = -1;
+        if (process < 0) {
+            free(canons.slot);
+            goto oom;
+        }
     }
+    free(canons.slot);
     free(parts);
     free(groups);
     if (profile_check(into, why, why_size)) {

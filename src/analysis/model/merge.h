@@ -1,6 +1,8 @@
-/* The profile of a process tree: the profiles of its processes (each read and
- * symbolized alone, since addresses mean something only in their own process) merged
- * into one model, with a process per pid (profile.h, struct profile_process). */
+/* The profile of a process tree: the profiles of its processes merged into one
+ * model, with a process per pid (profile.h, struct profile_process). The inputs may
+ * be symbolized or not: an unsymbolized frame of a file mapped once in its process is
+ * moved to the tree's first image of that file, so the tree is symbolized once, each
+ * file opened once, and one function of many processes is one frame. */
 #ifndef KESTREL_MERGE_H
 #define KESTREL_MERGE_H
 #include <stddef.h>

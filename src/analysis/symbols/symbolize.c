@@ -1489,11 +1489,13 @@ static void warn_unresolved(struct symbolizer *z)
 {
     const struct profile *p = z->p;
     if (z->o->quiet || !p->n_images || !p->n_samples) return;
-    uint64_t n[WHY_N] = {0};
+    uint64_t n[WHY_N] = {0}, counted = 0;
     int img[WHY_N]; /* an image of each reason, to name */
     for (int r = 0; r < WHY_N; r++)
         img[r] = -1;
     for (size_t i = 0; i < p->n_samples; i++) {
+        if (z->o->count_state && p->samples[i].state != z->o->count_state - 1) continue;
+        counted++;
         const struct profile_stack *st = &p->stacks[p->samples[i].stack];
         int worst = WHY_NAMED;
         for (uint32_t k = 0; k < st->depth; k++) {
@@ -1503,7 +1505,7 @@ static void warn_unresolved(struct symbolizer *z)
         }
         n[worst]++;
     }
-    uint64_t any = p->n_samples - n[WHY_NAMED];
+    uint64_t any = counted - n[WHY_NAMED];
     if (!any) return;
     static const char *const why[WHY_N] = {
         "",
@@ -1515,12 +1517,15 @@ static void warn_unresolved(struct symbolizer *z)
         "/tmp/perf-PID.map, e.g. node --perf-basic-prof)",
     };
     warn_start(z);
-    fprintf(stderr, "kestrel: warning: %.1f%% of samples have frames without a name:",
-            100.0 * (double)any / (double)p->n_samples);
+    fprintf(stderr, "kestrel: warning: %.1f%% of %ssamples have frames without a name:",
+            100.0 * (double)any / (double)counted,
+            z->o->count_state == 1 + PROFILE_RUNNING   ? "running "
+            : z->o->count_state == 1 + PROFILE_WAITING ? "waiting "
+                                                       : "");
     const char *sep = " ";
     for (int r = WHY_NO_SYMBOLS; r < WHY_N; r++) {
         if (!n[r]) continue;
-        double share = 100.0 * (double)n[r] / (double)p->n_samples;
+        double share = 100.0 * (double)n[r] / (double)counted;
         fprintf(stderr, share < 0.05 ? "%s<0.1%% " : "%s%.1f%% ", sep, share);
         fprintf(stderr, why[r], img[r] >= 0 ? base_name(p->images[img[r]].path) : "?");
         sep = "; ";

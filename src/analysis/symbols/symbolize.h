@@ -25,6 +25,9 @@ struct symbolize_options {
     int libdw_lines;    /* 1: every line table from libdw, none from kestrel's reader
                            (linetab.h): the answers are the same, only slower; tests
                            compare the two */
+    int count_state;    /* the samples the unnamed-frame warning's share is of: 0 every
+                           sample, 1 + enum profile_state one state's (the report's
+                           table's), so that the share is on the table's base */
 };
 
 /* Resolves p's unresolved frames and rebuilds its stacks. Frames already symbolized

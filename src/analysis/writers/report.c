@@ -118,6 +118,14 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
+/* An image as the report names it: its file's base name, "[jit]" for anonymous
+ * executable memory (no file), "(no image)" for an address outside every image. */
+static const char *image_name(const struct profile *p, int32_t img)
+{
+    if (img < 0) return "(no image)";
+    return *p->images[img].path ? base_name(p->images[img].path) : "[jit]";
+}
+
 /* "file.c:12", the image's name for an unresolved frame, or "?". */
 static void location(char *buf, size_t n, const struct profile *p,
                      const struct summary_function *fn)
@@ -127,9 +135,7 @@ static void location(char *buf, size_t n, const struct profile *p,
     else if (fn->file)
         snprintf(buf, n, "%s", base_name(fn->file));
     else if (fn->image >= 0)
-        /* Anonymous executable memory: JIT code. */
-        snprintf(buf, n, "%s", *p->images[fn->image].path ? base_name(p->images[fn->image].path)
-                                                          : "[jit]");
+        snprintf(buf, n, "%s", image_name(p, fn->image));
     else
         snprintf(buf, n, "?");
 }
@@ -469,7 +475,7 @@ static size_t fp_images(char *names, char *shares, size_t n, const struct profil
         if (img < 0 || !p->images[img].fp_checked || p->images[img].fp_permille < 0) continue;
         int16_t pm = p->images[img].fp_permille;
         if ((pm >= FPCHECK_WITHOUT_PERMILLE) != keeps) continue;
-        char *name = escape_utf8_dup(base_name(p->images[img].path), "");
+        char *name = escape_utf8_dup(image_name(p, img), "");
         o += (size_t)snprintf(names + o, o < n ? n - o : 0, "%s%s", count ? ", " : "",
                               name ? name : "?");
         so += (size_t)snprintf(shares + so, so < n ? n - so : 0, "%s%d%%", count ? ", " : "",
@@ -500,7 +506,7 @@ static void walks_lines(FILE *out, const struct profile *p, const struct summary
             100 * w->cut.se, p->sample_types[s->type].type, PROFILE_INCOMPLETE_FRAME);
     for (size_t i = 0; i < w->n_ends && end_shown(w, i); i++) {
         int32_t img = w->ends[i].image;
-        char *name = escape_utf8_dup(img >= 0 ? base_name(p->images[img].path) : "(no image)", "");
+        char *name = escape_utf8_dup(image_name(p, img), "");
         fprintf(out, "%s%s (%.1f%%)", i ? ", " : "; walks end early in ", name ? name : "?",
                 100 * w->ends[i].share.share);
         free(name);
