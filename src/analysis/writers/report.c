@@ -353,21 +353,38 @@ static void function_processes(const struct profile *p, const struct summary *s,
 
 #define PROCESS_COLS 18
 
-static void process_cell(FILE *out, const struct profile *p, const struct fn_procs *fp)
+/* The PROCESS cell of a row: one process's name and pid, "name ×N" for N of one
+ * name, else "N processes". */
+static void process_text(const struct profile *p, const struct fn_procs *fp, char *buf,
+                         size_t size)
 {
-    char buf[128];
     if (fp->first < 0)
-        snprintf(buf, sizeof buf, "?");
+        snprintf(buf, size, "?");
     else if (fp->n == 1)
-        profile_process_label(p, fp->first, buf, sizeof buf);
+        profile_process_label(p, fp->first, buf, size);
     else if (fp->same_name)
-        snprintf(buf, sizeof buf, "%s ×%u", p->processes[fp->first].name, fp->n);
+        snprintf(buf, size, "%s ×%u", p->processes[fp->first].name, fp->n);
     else
-        snprintf(buf, sizeof buf, "%u processes", fp->n);
+        snprintf(buf, size, "%u processes", fp->n);
+}
+
+static int process_cols(const struct profile *p, const struct fn_procs *fp)
+{
+    char buf[512];
+    process_text(p, fp, buf, sizeof buf);
     char *safe = escape_utf8_dup(buf, "");
-    put_name(out, safe ? safe : "?", PROCESS_COLS);
+    int n = safe ? cols_of(safe) : 1;
     free(safe);
-    fputc(' ', out);
+    return n;
+}
+
+static void process_cell(FILE *out, const struct profile *p, const struct fn_procs *fp, int cols)
+{
+    char buf[512];
+    process_text(p, fp, buf, sizeof buf);
+    char *safe = escape_utf8_dup(buf, "");
+    put_name(out, safe ? safe : "?", cols);
+    free(safe);
 }
 
 /* The FUNCTION column's width: the widest name with --wide; else what the terminal
@@ -410,13 +427,19 @@ static void table(FILE *out, const struct profile *p, const struct summary *s, i
     if (tree) function_processes(p, s, pick, n_pick, fp);
     const char *unit = p->sample_types[s->type].unit;
     int colour = flags & REPORT_COLOUR, values, loc_cols;
-    int ncols = name_cols(out, p, s, flags & REPORT_WIDE, tree ? PROCESS_COLS + 1 : 0, &values,
+    /* --wide: the PROCESS column as wide as its widest cell, never cut. */
+    int pcols = PROCESS_COLS;
+    for (size_t j = 0; tree && (flags & REPORT_WIDE) && j < n_pick; j++) {
+        int c = process_cols(p, &fp[j]);
+        pcols = c > pcols ? c : pcols;
+    }
+    int ncols = name_cols(out, p, s, flags & REPORT_WIDE, tree ? pcols + 1 : 0, &values,
                           &loc_cols);
     size_t shown = 0;
     fprintf(out, "\n%-*s %6s %5s %7s", BAR_CELLS, "", "SELF%", "±SE", "TOTAL%");
     if (values) fprintf(out, " %9s %9s", "SELF", "TOTAL");
     fputs("  ", out);
-    if (tree) fprintf(out, "%-*s ", PROCESS_COLS, "PROCESS");
+    if (tree) fprintf(out, "%-*s ", pcols, "PROCESS");
     fprintf(out, "%-*s %s\n", ncols, "FUNCTION", "LOCATION");
     for (size_t j = 0; j < n_pick; j++) {
         const struct summary_function *fn = &s->functions[pick[j]];
@@ -433,14 +456,26 @@ static void table(FILE *out, const struct profile *p, const struct summary *s, i
                 100 * fn->self.se, 100 * fn->total.share);
         if (values) fprintf(out, " %9s %9s", self, total);
         fputs("  ", out);
-        if (tree) process_cell(out, p, &fp[j]);
+        if (tree) {
+            process_cell(out, p, &fp[j], pcols);
+            fputc(' ', out);
+        }
         char *name = escape_utf8_dup(fn->name, "");
         put_name(out, name ? name : "?", ncols);
         free(name);
         char *safe = escape_utf8_dup(loc, "");
         const char *l = safe ? safe : "?";
         int over = cols_of(l) - loc_cols;
-        if (over > 0) { /* keep the end: the file's name and line */
+        if (over > 0 && !fn->file) { /* an image's name: keep its start, the name */
+            fputc(' ', out);
+            int keep = loc_cols - 1;
+            for (int k = 0; k < keep && *l; k++) {
+                size_t len = escape_utf8_seq((const unsigned char *)l, strlen(l)) ?: 1;
+                fwrite(l, 1, len, out);
+                l += len;
+            }
+            l = "…";
+        } else if (over > 0) { /* keep the end: the file's name and line */
             fputs(" …", out);
             for (int k = 0; k <= over; k++)
                 l += escape_utf8_seq((const unsigned char *)l, strlen(l)) ?: 1;
@@ -547,23 +582,69 @@ char *report_walks_text(const struct profile *p, const struct summary *s)
 #define WAIT_SHOWN 5           /* rows of "where it waited" */
 #define WAIT_LARGE 0.2         /* shown when waiting is at least this share of samples */
 #define WAIT_CALLERS 3         /* callers named after the leaf */
+#define WAIT_NAME_COLS 40      /* each function's name at most, but with --wide */
 
 struct wait_row {
     uint32_t fn[1 + WAIT_CALLERS]; /* leaf first; UINT32_MAX past the stack's end */
+    int32_t process;               /* -1 when the profile has none */
     uint64_t n;
+    char *text; /* the line as printed (names shortened), once made */
 };
 
-static int wait_row_cmp(const void *a, const void *b)
+static int wait_row_cmp_key(const void *a, const void *b)
+{
+    const struct wait_row *x = a, *y = b;
+    int c = memcmp(x->fn, y->fn, sizeof x->fn);
+    return c ? c : (x->process > y->process) - (x->process < y->process);
+}
+
+static int wait_row_cmp_text(const void *a, const void *b)
+{
+    const struct wait_row *x = a, *y = b;
+    int c = strcmp(x->text, y->text);
+    return c ? c : (x->process > y->process) - (x->process < y->process);
+}
+
+static int wait_group_cmp(const void *a, const void *b)
 {
     const struct wait_row *x = a, *y = b;
     if (x->n != y->n) return x->n < y->n ? 1 : -1;
-    return memcmp(x->fn, y->fn, sizeof x->fn);
+    return strcmp(x->text, y->text);
+}
+
+/* The line of a row: its functions' names, each shortened as in the table (to
+ * WAIT_NAME_COLS, whole with --wide), leaf first. */
+static char *wait_text(const struct summary *w, const struct wait_row *r, int wide)
+{
+    size_t cap = 64, len = 0;
+    char *text = malloc(cap);
+    for (int k = 0; text && k <= WAIT_CALLERS && r->fn[k] != UINT32_MAX; k++) {
+        char *name = escape_utf8_dup(w->functions[r->fn[k]].name, "");
+        size_t size = (name ? strlen(name) : 1) + 8;
+        char *fit = malloc(size);
+        if (fit && name && !wide)
+            demangle_fit(name, WAIT_NAME_COLS, fit, size);
+        else if (fit)
+            snprintf(fit, size, "%s", name ? name : "?");
+        size_t need = len + (fit ? strlen(fit) : 1) + 8;
+        if (need > cap) {
+            char *q = realloc(text, cap = 2 * need);
+            if (!q) free(text);
+            text = q;
+        }
+        if (text) len += (size_t)snprintf(text + len, cap - len, "%s%s", k ? " ← " : "",
+                                          fit ? fit : "?");
+        free(fit);
+        free(name);
+    }
+    return text;
 }
 
 /* When the table counts running samples and waiting is a large share: the waiting
  * stacks' most common leaves, each with its callers, so that what the table leaves
- * out is not out of sight. */
-static void where_waited(FILE *out, const struct profile *p, const struct summary *s)
+ * out is not out of sight. Lines that read the same are one line; in a tree each
+ * says which processes it is from, as the table's PROCESS column does. */
+static void where_waited(FILE *out, const struct profile *p, const struct summary *s, int wide)
 {
     const struct summary_share *wait = &s->state[PROFILE_WAITING];
     if (p->kind != PROFILE_CPU || s->only_state != PROFILE_RUNNING || wait->share < WAIT_LARGE ||
@@ -572,11 +653,11 @@ static void where_waited(FILE *out, const struct profile *p, const struct summar
     const char *why;
     struct summary *w = summary_build_state(p, s->type, PROFILE_WAITING, &why);
     struct wait_row *rows = w ? calloc(p->n_samples + 1, sizeof *rows) : NULL;
-    size_t n = 0;
+    size_t n = 0, m = 0;
     for (size_t i = 0; rows && i < p->n_samples; i++) {
         if (p->samples[i].state != PROFILE_WAITING) continue;
         const struct profile_stack *st = &p->stacks[p->samples[i].stack];
-        struct wait_row r = {.n = 1};
+        struct wait_row r = {.n = 1, .process = p->threads[p->samples[i].thread].process};
         uint32_t k = 0;
         for (uint32_t d = 0; d < st->depth && k <= WAIT_CALLERS; d++) {
             uint32_t fn = w->function_of_frame[st->frames[d]];
@@ -587,28 +668,70 @@ static void where_waited(FILE *out, const struct profile *p, const struct summar
             r.fn[k] = UINT32_MAX;
         rows[n++] = r;
     }
-    if (rows) {
-        qsort(rows, n, sizeof *rows, wait_row_cmp);
-        size_t m = 0; /* runs of equal rows merged */
+    if (rows) { /* one row per (functions, process), then its line */
+        qsort(rows, n, sizeof *rows, wait_row_cmp_key);
         for (size_t i = 0; i < n; i++) {
-            if (m && !memcmp(rows[m - 1].fn, rows[i].fn, sizeof rows[i].fn))
+            if (m && !wait_row_cmp_key(&rows[m - 1], &rows[i]))
                 rows[m - 1].n += rows[i].n;
             else
                 rows[m++] = rows[i];
         }
-        qsort(rows, m, sizeof *rows, wait_row_cmp);
+        for (size_t i = 0; i < m; i++)
+            if (!(rows[i].text = wait_text(w, &rows[i], wide))) {
+                for (size_t j = 0; j < i; j++)
+                    free(rows[j].text);
+                m = 0;
+            }
+    }
+    /* Lines that read the same merged: the processes of each, as struct fn_procs. */
+    struct fn_procs *procs = m ? calloc(m, sizeof *procs) : NULL;
+    size_t g = 0;
+    if (procs) {
+        qsort(rows, m, sizeof *rows, wait_row_cmp_text);
+        for (size_t i = 0; i < m; i++) {
+            int same = g && !strcmp(rows[g - 1].text, rows[i].text);
+            if (!same) {
+                procs[g] = (struct fn_procs){-1, 0, 1};
+                rows[g++] = rows[i];
+            } else {
+                rows[g - 1].n += rows[i].n;
+                free(rows[i].text);
+            }
+            struct fn_procs *fp = &procs[g - 1];
+            int32_t pr = rows[i].process;
+            if (pr < 0 || (same && rows[i - 1].process == pr)) continue;
+            if (fp->first < 0)
+                fp->first = pr;
+            else if (strcmp(p->processes[pr].name, p->processes[fp->first].name))
+                fp->same_name = 0;
+            fp->n++;
+        }
+        /* Most first, each row taking its processes along. */
+        for (size_t i = 0; i < g; i++)
+            rows[i].process = (int32_t)i;
+        qsort(rows, g, sizeof *rows, wait_group_cmp);
         fprintf(out, "\n  where it waited (%.1f%% of all samples; --state waiting for its table):\n",
                 100 * wait->share);
-        for (size_t i = 0; i < m && i < WAIT_SHOWN; i++) {
-            fprintf(out, "  %5.1f%%  ", 100.0 * (double)rows[i].n / (double)s->n_samples_all);
-            for (int k = 0; k <= WAIT_CALLERS && rows[i].fn[k] != UINT32_MAX; k++) {
-                char *name = escape_utf8_dup(w->functions[rows[i].fn[k]].name, "");
-                fprintf(out, "%s%s", k ? " ← " : "", name ? name : "?");
-                free(name);
-            }
-            fputc('\n', out);
+        int pcols = PROCESS_COLS; /* --wide: as wide as the widest cell shown */
+        for (size_t i = 0; wide && i < g && i < WAIT_SHOWN; i++) {
+            int c = process_cols(p, &procs[rows[i].process]);
+            pcols = c > pcols ? c : pcols;
         }
+        for (size_t i = 0; i < g && i < WAIT_SHOWN; i++) {
+            fprintf(out, "  %5.1f%%  ", 100.0 * (double)rows[i].n / (double)s->n_samples_all);
+            if (p->n_processes > 1) {
+                process_cell(out, p, &procs[rows[i].process], pcols);
+                fputc(' ', out);
+            }
+            fprintf(out, "%s\n", rows[i].text);
+        }
+    } else if (m) {
+        for (size_t i = 0; i < m; i++)
+            free(rows[i].text);
     }
+    for (size_t i = 0; i < g; i++)
+        free(rows[i].text);
+    free(procs);
     free(rows);
     summary_free(w);
 }
@@ -654,7 +777,7 @@ int report_write(const struct profile *p, const struct summary *s, FILE *out, in
     split(out, p, s);
     processes(out, p, s);
     table(out, p, s, flags);
-    where_waited(out, p, s);
+    where_waited(out, p, s, flags & REPORT_WIDE);
     footer(out, p, s);
     return fflush(out) || ferror(out) ? -EIO : 0;
 }

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# One report for one tree (kestrel record of several processes, then kestrel report of
+# STEM.raw): a function without a name of one stripped program run three times is one
+# row ("prog ×3"), not one per process; code in anonymous memory without a perf map
+# (a small JIT) is one row for its mapping, not one per instruction, and the walk-end
+# line names it; a Rust library without debug info keeps its name in a narrow LOCATION
+# column despite its version suffix; two programs waiting at the same stack give one
+# "where it waited" line saying which processes; --wide leaves the PROCESS column
+# whole; the unnamed-frame warning is once for the tree and on the table's base.
+set -u
+cd "$(dirname "$0")/../.."
+root=$PWD
+k=$root/build/bin/kestrel
+fail=0
+t=$(mktemp -d /tmp/kestrel-e2e-tree-report-XXXXXX)
+trap 'rm -rf "$t"' EXIT
+check() { # check DESCRIPTION COMMAND...
+  local what=$1; shift
+  if "$@"; then :; else echo "FAIL: $what"; fail=1; fi
+}
+
+# --- the same unnamed function in three processes
+cat >"$t/spin.c" <<'EOF'
+#include <stdlib.h>
+#include <time.h>
+static volatile unsigned long sink;
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+__attribute__((noinline)) static void spin(unsigned long n)
+{
+    for (unsigned long i = 0; i < n; i++) sink += i ^ (sink >> 3);
+}
+int main(int argc, char **argv)
+{
+    double end = now() + atof(argv[1]);
+    while (now() < end) spin(100000);
+    return 0;
+}
+EOF
+name=a_program_with_quite_a_long_name
+gcc -O2 -fno-omit-frame-pointer -o "$t/$name" "$t/spin.c" && strip "$t/$name"
+cd "$t"
+COLUMNS=160 "$k" record -o spin --report=spin.txt -- sh -c \
+  "./$name 0.4 & ./$name 0.4 & ./$name 0.4; wait" 2>spin.err
+hot=$(grep -E "^[^ ]+ +(9[0-9]|100)\.[0-9]%.* $name\+0x[0-9a-f]+ " spin.txt | grep -oE "$name\+0x[0-9a-f]+")
+check "the stripped program's hot function is one row of 90% or more" test -n "$hot"
+n_hot=$(grep -cF " ${hot:-none} " spin.txt)
+check "one row for ${hot:-it}, not one per process ($n_hot)" test "$n_hot" = 1
+check "the unnamed-frame warning is said once for the tree" \
+  test "$(grep -c 'have frames without a name' spin.err)" = 1
+check "its share is of the table's (running) samples" \
+  grep -q '% of running samples have frames without a name' spin.err
+COLUMNS=160 "$k" report --wide spin.raw >wide.txt 2>/dev/null
+check "--wide: the PROCESS column is whole: three processes of one name" \
+  grep -qE "  $name ×3 +${hot/+/\\+} " wide.txt
+check "--wide: the PROCESS heading is as wide as the column" \
+  grep -qE "PROCESS {$(( ${#name} + 3 - 7 )),}FUNCTION" wide.txt
+
+# --- JIT code without a perf map
+cat >"$t/jit.c" <<'EOF'
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+/* x86-64: mov ecx, 4000; loop: 200 x imul eax, eax; dec ecx; jnz loop; ret */
+int main(void)
+{
+    unsigned char *code = mmap(0, 65536, PROT_READ | PROT_WRITE | PROT_EXEC,
+                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    size_t n = 0;
+    uint32_t c = 4000;
+    code[n++] = 0xb9;
+    memcpy(code + n, &c, 4), n += 4;
+    size_t loop = n;
+    for (int i = 0; i < 200; i++) code[n++] = 0x0f, code[n++] = 0xaf, code[n++] = 0xc0;
+    code[n++] = 0xff, code[n++] = 0xc9;
+    code[n++] = 0x0f, code[n++] = 0x85;
+    int32_t rel = (int32_t)loop - (int32_t)(n + 4);
+    memcpy(code + n, &rel, 4), n += 4;
+    code[n++] = 0xc3;
+    int (*f)(void) = (int (*)(void))code;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        f();
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 500000000L);
+    return 0;
+}
+EOF
+if [ "$(uname -m)" = x86_64 ]; then
+  gcc -O2 -o jit jit.c
+  COLUMNS=160 "$k" record -o jit --report=jit.txt -- ./jit 2>/dev/null
+  check "JIT code is one row for its mapping" grep -qE '^[^ ]+ +(9[0-9]|100)\.[0-9]%.*\[anonymous code 0x[0-9a-f]+-0x[0-9a-f]+\] +\[jit\]' jit.txt
+  check "no row per instruction address" test "$(grep -cE '  0x[0-9a-f]{6,} ' jit.txt)" = 0
+  check "the walk-end line names the JIT code" grep -q 'walks end early in \[jit\]' jit.txt
+  check "no empty image name" test "$(grep -c 'in  (' jit.txt)" = 0
+fi
+
+# --- a Rust library with a version suffix, without debug info
+if command -v rustc >/dev/null; then
+  lib=$(ls "$(rustc --print sysroot)"/lib/rustlib/*/lib/libstd-*.so 2>/dev/null | head -1)
+fi
+if [ -n "${lib:-}" ]; then
+  mkdir rlib && strip --strip-debug -o "rlib/$(basename "$lib")" "$lib"
+  cat >r.rs <<'EOF'
+use std::time::Instant;
+fn main() {
+    let buf: Vec<u8> = (0..1_000_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let t = Instant::now();
+    let mut n = 0usize;
+    while t.elapsed().as_millis() < 500 {
+        n += std::str::from_utf8(std::hint::black_box(&buf)).unwrap().len();
+    }
+    println!("{}", n);
+}
+EOF
+  : >empty
+  rustc -O -C prefer-dynamic -C force-frame-pointers=yes -C "link-args=-Wl,-rpath,$t/rlib" r.rs <empty
+  COLUMNS=90 "$k" record -o r --report=r.txt -- ./r >/dev/null 2>&1
+  check "the library's name stays in a narrow LOCATION column" \
+    grep -qE '^[^ ]+ +(9[0-9]|100)\.[0-9]%.* libstd-[0-9a-f]+…$' r.txt
+  COLUMNS=90 "$k" report --wide r.raw >rw.txt 2>/dev/null
+  check "--wide: the library's name whole" grep -qF " $(basename "$lib")" rw.txt
+else
+  echo "note: no rustc with a libstd-*.so: the Rust library case is not run"
+fi
+
+# --- identical waits in two programs
+cat >wait.c <<'EOF'
+#include <time.h>
+__attribute__((noinline)) void wait_here(void)
+{
+    struct timespec d = {0, 600000000};
+    nanosleep(&d, 0);
+}
+int main(void)
+{
+    wait_here();
+    return 0;
+}
+EOF
+gcc -O1 -g -fno-omit-frame-pointer -o waiter_one wait.c && cp waiter_one waiter_two
+"$k" record -o w --report=w.txt -- sh -c './waiter_one & ./waiter_two; wait' 2>/dev/null
+sed -n '/where it waited/,/^$/p' w.txt >waited.txt
+check "where it waited: one line for both programs, saying so" \
+  grep -qE '^ +[0-9.]+%  2 processes +.*wait_here' waited.txt
+check "where it waited: no line twice" \
+  test "$(sed 's/^ *[0-9.]*% *//' waited.txt | sort | uniq -d | wc -l)" = 0
+
+if [ $fail -ne 0 ]; then
+  for f in spin.txt spin.err wide.txt jit.txt r.txt w.txt; do
+    [ -f "$f" ] && { echo "--- $f"; cat "$f"; }
+  done
+fi
+exit $fail
