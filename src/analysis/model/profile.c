@@ -57,12 +57,15 @@ struct profile_hash {
     int overlap; /* two ranges overlap: the first image in order wins, by a scan */
 };
 
-/* n bytes (a multiple of 4) from the chunks at *head; NULL when memory runs out. */
+/* n bytes (a multiple of 4) from the chunks at *head; NULL when memory runs out.
+ * Chunks double from 4 KiB to 1 MiB: a small profile (one of the thousands of
+ * processes of a build, all held until they are merged) takes a few KiB, not 64. */
 static void *chunk_alloc(struct pool_chunk **head, size_t n)
 {
     struct pool_chunk *c = *head;
     if (!c || c->size - c->used < n) {
-        size_t size = n > 65536 ? n : 65536;
+        size_t size = c ? (c->size < (1 << 20) ? 2 * c->size : c->size) : 4096;
+        if (size < n) size = n;
         c = malloc(sizeof *c + size);
         if (!c) return NULL;
         *c = (struct pool_chunk){*head, 0, size};
@@ -111,7 +114,7 @@ static char *pool_intern(struct str_pool *sp, const char *s, int *failed)
 {
     if (!s) return NULL;
     if ((sp->n + 1) * 2 > (sp->mask ? sp->mask + 1 : 0)) {
-        size_t cap = sp->mask ? (sp->mask + 1) * 2 : 1024;
+        size_t cap = sp->mask ? (sp->mask + 1) * 2 : 64;
         const char **slots = calloc(cap, sizeof *slots);
         uint64_t *hashes = malloc(cap * sizeof *hashes);
         if (!slots || !hashes) {
@@ -177,7 +180,7 @@ static uint64_t stack_hash(const uint32_t *frames, uint32_t depth)
 static int table_grow(struct index_table *t, size_t need)
 {
     if (need * 2 <= (t->mask ? t->mask + 1 : 0)) return 0; /* it already does */
-    size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
+    size_t cap = t->mask ? (t->mask + 1) * 2 : 64;
     while (cap < need * 2)
         cap *= 2;
     uint32_t *slots = calloc(cap, sizeof *slots);
