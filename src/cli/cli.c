@@ -28,13 +28,21 @@ static int tree_file(const char *name)
     return raw && (!raw[9] || !strncmp(raw + 9, ".exec", 5));
 }
 
+/* A heap profile's name in STEM.raw/: <pid>.heap.pb.gz. */
+static int heap_file(const char *name)
+{
+    size_t digits = strspn(name, "0123456789");
+    return digits && !strcmp(name + digits, ".heap.pb.gz");
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The file names of a tree's raw profiles, sorted; NULL with *n 0 when none. */
-static char **tree_list(const char *dir, size_t *n)
+/* The file names of a tree's raw profiles (heap: its heap profiles), sorted; NULL
+ * with *n 0 when none. */
+static char **tree_list(const char *dir, int heap, size_t *n)
 {
     *n = 0;
     DIR *d = opendir(dir);
@@ -43,7 +51,7 @@ static char **tree_list(const char *dir, size_t *n)
     size_t cap = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (!tree_file(de->d_name)) continue;
+        if (!(heap ? heap_file(de->d_name) : tree_file(de->d_name))) continue;
         if (*n == cap) {
             char **g = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof *g);
             if (!g) break;
@@ -71,6 +79,40 @@ static int process_wanted(const struct profile *p, const char *want)
     return p->n_processes && !strcmp(p->processes[0].name, want);
 }
 
+/* A heap profile of the tree says nothing of its process: the pid is its file's name,
+ * the rest (program, parent, command line, times) that of the CPU profile the same
+ * process wrote beside it (the last of an exec chain), when there is one. */
+static int heap_identity(struct profile *h, const char *path)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    long long pid = strtoll(base, NULL, 10);
+    size_t len = (size_t)(base - path) + 64;
+    char *raw = malloc(len);
+    if (!raw) return -1;
+    snprintf(raw, len, "%.*s%lld.raw.json", (int)(base - path), path, pid);
+    char why[256];
+    struct profile *c = access(raw, F_OK) ? NULL : read_profile(raw, why, sizeof why);
+    free(raw);
+    h->meta.pid = pid;
+    int rc = 0;
+    if (c) {
+        h->meta.ppid = c->meta.ppid;
+        if (!h->meta.start_unix_ns) h->meta.start_unix_ns = c->meta.start_unix_ns;
+        if (!h->meta.end_unix_ns) h->meta.end_unix_ns = c->meta.end_unix_ns;
+        if (!h->meta.exe && c->meta.exe && !(h->meta.exe = strdup(c->meta.exe))) rc = -1;
+    }
+    if (!rc && !h->n_processes) {
+        struct profile_process pr = {.pid = pid, .ppid = h->meta.ppid, .name = "?"};
+        if (c && c->n_processes) pr = c->processes[0];
+        pr.pid = pid;
+        if (profile_add_process(h, &pr) < 0) rc = -1;
+    }
+    for (size_t i = 0; !rc && i < h->n_threads; i++)
+        h->threads[i].process = 0;
+    profile_free(c);
+    return rc;
+}
+
 /* symbolize_options.count_state of the table o->state counts. */
 static int count_state(const struct cli_load_options *o)
 {
@@ -84,15 +126,15 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Reads every raw profile of a STEM.raw/ folder and merges them, then symbolizes the
- * tree once: each file of the tree is opened once however many processes mapped it,
+/* Reads every raw profile (o->heap: every heap profile) of a STEM.raw/ folder and
+ * merges them, then symbolizes the tree once: each file of the tree is opened once however many processes mapped it,
  * and a warning is said once for the tree. A process with a JIT's perf map (its own
  * /tmp/perf-PID.map) is symbolized alone first. A file that cannot be read is said
  * and left out. On a terminal, the count of files read shows after a second. */
 static struct profile *load_tree(const char *dir, const struct cli_load_options *o)
 {
     size_t n;
-    char **names = tree_list(dir, &n);
+    char **names = tree_list(dir, o->heap, &n);
     struct profile **parts = calloc(n + 1, sizeof *parts);
     size_t kept = 0, seen = 0;
     char why[512];
@@ -111,6 +153,11 @@ static struct profile *load_tree(const char *dir, const struct cli_load_options 
             fprintf(stderr, "kestrel: %s: %s (left out of the tree)\n", names[i], why);
             continue;
         }
+        if (o->heap && heap_identity(p, names[i])) {
+            fprintf(stderr, "kestrel: %s: out of memory\n", names[i]);
+            profile_free(p);
+            continue;
+        }
         seen++;
         if (!process_wanted(p, o->process)) {
             profile_free(p);
@@ -127,6 +174,11 @@ static struct profile *load_tree(const char *dir, const struct cli_load_options 
     struct profile *tree = NULL;
     if (!parts)
         fprintf(stderr, "kestrel: %s: out of memory\n", dir);
+    else if (!n && o->heap)
+        fprintf(stderr,
+                "kestrel: %s: is a directory with no heap profile in it (kestrel record "
+                "--heap writes <pid>.heap.pb.gz files there)\n",
+                dir);
     else if (!n)
         fprintf(stderr,
                 "kestrel: %s: is a directory with no raw profile in it (a STEM.raw folder "
@@ -162,6 +214,11 @@ int cli_load(const char *path, const struct cli_load_options *o, struct profile 
     struct profile *p;
     struct stat st;
     int tree = !fetch_is_url(path) && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    if (o->heap && !tree) {
+        fprintf(stderr, "kestrel: %s: --heap reads a STEM.raw folder, and this is not one\n",
+                path);
+        return -1;
+    }
     if (tree) {
         p = load_tree(path, o);
     } else if (fetch_is_url(path)) { /* a scrape endpoint: fetched, then read as a file */

@@ -11,6 +11,7 @@ struct cli_load_options {
     const char *binary;      /* --binary, or NULL */
     const char *sample_type; /* --sample-type, or NULL for the profile's default */
     const char *process;     /* --process PID|NAME: that process of a tree alone; NULL all */
+    int heap;                /* a STEM.raw folder: its heap profiles (<pid>.heap.pb.gz) */
     int state;               /* the samples the table counts (cli_parse_state), so that
                                 warnings' shares are on its base; 0: running */
 };

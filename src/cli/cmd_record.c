@@ -360,13 +360,15 @@ static FILE *report_open(const struct record_options *o, const char **name)
     return stderr;
 }
 
-/* Reads, symbolizes, exports and reports one profile the runtime wrote. */
-static int analyse(const char *path, const char *stem, const struct record_options *o, FILE *out,
-                   const char *out_name)
+/* Reads, symbolizes, exports and reports one profile the runtime wrote, or the tree's
+ * (a STEM.raw folder: its CPU profiles, or with heap its heap profiles). */
+static int analyse(const char *path, int heap, const char *stem, const struct record_options *o,
+                   FILE *out, const char *out_name)
 {
     int state;
     cli_parse_state(o->state, &state); /* checked by record_parse */
-    struct cli_load_options lo = {.binary = o->binary, .process = o->process, .state = state};
+    struct cli_load_options lo = {
+        .binary = o->binary, .process = o->process, .state = state, .heap = heap};
     struct profile *p;
     struct summary *s;
     if (cli_load(path, &lo, &p, &s)) return -1;
@@ -445,6 +447,21 @@ static int tree_has_profiles(const char *dir)
     return found;
 }
 
+/* Whether any process of the tree left a heap profile in dir. */
+static int tree_has_heap(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    struct dirent *de;
+    int found = 0;
+    while (!found && (de = readdir(d))) {
+        size_t digits = strspn(de->d_name, "0123456789");
+        found = digits && !strcmp(de->d_name + digits, ".heap.pb.gz");
+    }
+    closedir(d);
+    return found;
+}
+
 /* After the run: every profile the runtime left, exported and reported. */
 static int analyse_run(const struct record_options *o, const char *stem,
                        const struct record_paths *r, pid_t pid, int status, const char *argv0)
@@ -477,17 +494,20 @@ static int analyse_run(const struct record_options *o, const char *stem,
                     raw ? raw : r->raw_dir, why);
         failed = !any;
     }
-    if (any && analyse(r->raw_dir, stem, o, out, out_name)) failed = 1;
+    if (any && analyse(r->raw_dir, 0, stem, o, out, out_name)) failed = 1;
     free(raw);
     free(gen0);
+    /* The heap: every process's file in STEM.raw/, summed as one tree (a compiler
+     * driver's children allocate, not the driver); --heap=PATH's one file alone. */
     char *heap = r->heap_pattern ? expand_pid(r->heap_pattern, pid) : NULL;
-    if (r->heap_pattern && (!heap || access(heap, F_OK))) {
+    int tree = r->heap_pattern && !o->heap_path;
+    if (r->heap_pattern && (!heap || access(heap, F_OK)) && !(tree && tree_has_heap(r->raw_dir))) {
         fprintf(stderr, "kestrel: %s: the program left no heap profile\n",
                 heap ? heap : r->heap_pattern);
         failed = 1;
     } else if (heap) {
         fputc('\n', out);
-        if (analyse(heap, r->heap_stem, o, out, out_name)) failed = 1;
+        if (analyse(tree ? r->raw_dir : heap, tree, r->heap_stem, o, out, out_name)) failed = 1;
     }
     free(heap);
     if (out != stderr && fclose(out)) {

@@ -7,7 +7,7 @@
 
 static const char usage[] =
     "usage: kestrel report [--sample-type TYPE] [--state STATE] [--process PID|NAME]\n"
-    "                      [--wide] [--binary PATH] INPUT\n"
+    "                      [--wide] [--binary PATH] [--heap] INPUT\n"
     "\n"
     "Prints the terminal report of INPUT: a raw CPU profile (JSON, as the runtime\n"
     "writes it), a STEM.raw folder (every process `kestrel record` profiled), or a\n"
@@ -22,6 +22,8 @@ static const char usage[] =
     "                      the terminal: parameters, then template arguments, first)\n"
     "  --process PID|NAME  that process of a tree alone (a pid, or the name a program\n"
     "                      was invoked by)\n"
+    "  --heap              of a STEM.raw folder: the heap profiles of its processes\n"
+    "                      (<pid>.heap.pb.gz, kestrel record --heap), summed as one tree\n"
     "  --binary PATH       the profiled program's file, when it moved since the run\n"
     "                      (used only if its build id matches the recorded one)\n"
     "  -h, --help          this text\n";
@@ -33,6 +35,7 @@ int cmd_report(int argc, char **argv)
                                              {"state", required_argument, 0, 's'},
                                              {"wide", no_argument, 0, 'w'},
                                              {"process", required_argument, 0, 'P'},
+                                             {"heap", no_argument, 0, 'H'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     struct cli_load_options o = {0};
@@ -48,6 +51,8 @@ int cmd_report(int argc, char **argv)
             o.binary = optarg;
         else if (c == 'P')
             o.process = optarg;
+        else if (c == 'H')
+            o.heap = 1;
         else if (c == 's') {
             if (cli_parse_state(optarg, &state))
                 return cli_usage_error("report", "--state is running, waiting or all, not \"%s\"",

@@ -152,8 +152,34 @@ check "where it waited: one line for both programs, saying so" \
 check "where it waited: no line twice" \
   test "$(sed 's/^ *[0-9.]*% *//' waited.txt | sort | uniq -d | wc -l)" = 0
 
+# --- --heap of a compiler driver: gcc allocates little, cc1 (its child) much
+python3 - >big.c <<'PY'
+print("#include <stdio.h>")
+for i in range(1500):
+    print(f"static int f{i}(int x) {{ int y = x * {i}; for (int k = 0; k < x; k++) y ^= k + {i}; return y; }}")
+print("int main(void) { int s = 0;")
+for i in range(1500):
+    print(f"  s += f{i}(s);")
+print('  printf("%d\\n", s); return 0; }')
+PY
+COLUMNS=160 "$k" record --heap -o cc --report=cc.txt -- gcc -O2 -o big big.c 2>cc.err
+sed -n '/IN USE/,$p' cc.txt >heap.txt
+cc1=$(grep -E '^ +[0-9]+ +[0-9]+ .* cc1  \(' heap.txt | head -1)
+check "the heap report lists cc1 with what it allocated" \
+  bash -c '[[ "$1" =~ [0-9.]+\ (MiB|GiB)\ +cc1 ]]' _ "$cc1"
+check "the heap report's header sums the tree (no '0 samples')" \
+  grep -qE ' (sampled allocations|samples) .* inuse_space [0-9.]+ (KiB|MiB|GiB)' <(grep -A1 '^kestrel: gcc' cc.txt | tail -1)
+check "the heap table points at cc1" grep -qE '^[^ ]+ +[0-9.]+%.* cc1 \[[0-9]+\] ' heap.txt
+n_heap=$(ls cc.raw/*.heap.pb.gz | wc -l)
+listed=$(grep -oE "each process's heap profile: .*" heap.txt | grep -oE '[0-9]+' | wc -l)
+check "every per-process heap file is listed ($listed of $n_heap)" test "$listed" -ge "$n_heap"
+check "the heap exports hold cc1's allocations" \
+  bash -c 'go tool pprof -raw "$1" 2>/dev/null | grep -q "cc1" || "$2" export --format folded -o - "$1" | grep -q "^cc1 \["' _ cc.heap.pb.gz "$k"
+"$k" report --heap cc.raw >rh.txt 2>/dev/null
+check "kestrel report --heap STEM.raw reads the tree again" grep -qE '^ +[0-9]+ +[0-9]+ .*cc1  \(' rh.txt
+
 if [ $fail -ne 0 ]; then
-  for f in spin.txt spin.err wide.txt jit.txt r.txt w.txt; do
+  for f in spin.txt spin.err wide.txt jit.txt r.txt w.txt cc.txt cc.err; do
     [ -f "$f" ] && { echo "--- $f"; cat "$f"; }
   done
 fi

@@ -182,7 +182,7 @@ static int image_shift(const struct profile_image *from, const struct profile_im
 }
 
 static int add_part(struct profile *into, const struct profile *p, int32_t process,
-                    size_t first_thread, int64_t tree_start, struct canon_table *canons)
+                    size_t first_thread, int64_t tree_start, struct canon_table *canons, int many)
 {
     int64_t *image_of = malloc((p->n_images + 1) * sizeof *image_of);
     int64_t *canon = malloc((p->n_images + 1) * sizeof *canon);
@@ -281,11 +281,25 @@ static int add_part(struct profile *into, const struct profile *p, int32_t proce
             u->past += t->past;
         }
     }
+    /* Notes once for the tree: of the notes that start alike ("kestrel heap profile:
+     * 3 samples", each process's own count), the first is kept, saying whose it is;
+     * each process's file has its own. */
     for (size_t i = 0; !rc && i < p->meta.n_comments; i++) {
+        const char *c = p->meta.comments[i];
+        size_t head = strcspn(c, ":=");
+        int named = c[head] != 0; /* a name before ':' or '=' */
+        head += named;
         int seen = 0;
         for (size_t j = 0; j < into->meta.n_comments && !seen; j++)
-            seen = !strcmp(into->meta.comments[j], p->meta.comments[i]);
-        if (!seen) rc = profile_add_comment(into, p->meta.comments[i]);
+            seen = !strncmp(into->meta.comments[j], c, head) &&
+                   (named || !into->meta.comments[j][head]);
+        if (seen) continue;
+        char *own = NULL;
+        if (many && named && asprintf(&own, "%s (process %lld's; each process's file has its own)",
+                                      c, (long long)p->meta.pid) < 0)
+            own = NULL, rc = -1;
+        if (!rc) rc = profile_add_comment(into, own ? own : c);
+        free(own);
     }
     free(image_of), free(canon), free(named), free(shift), free(frame_of), free(stack_of), free(thread_of), free(row);
     return rc;
@@ -370,7 +384,7 @@ struct profile *profile_merge_tree(const struct profile *const *in, size_t n, ch
         size_t first_thread = into->n_threads;
         for (size_t i = 0; process >= 0 && i < groups[g].n; i++)
             if (add_part(into, parts[groups[g].first + i].p, process, first_thread, tree_start,
-                         &canons))
+                         &canons, n_groups > 1))
                 process = -1;
         if (process < 0) {
             free(canons.slot);

@@ -240,20 +240,26 @@ static int counted(const struct summary *s, const struct profile_sample *smp)
 }
 
 /* A tree's processes, in the order they started: pid, parent, program (the chain of
- * programs of an exec chain), CPU time, samples (of the state the table counts). */
+ * programs of an exec chain), CPU time, samples (of the state the table counts); of a
+ * heap profile, the bytes in use and allocated. */
 static void processes(FILE *out, const struct profile *p, const struct summary *s)
 {
     if (p->n_processes < 2) return;
     size_t n = p->n_processes;
+    int heap = p->kind == PROFILE_HEAP;
     int64_t *cpu = calloc(n, sizeof *cpu);
     uint64_t *count = calloc(n, sizeof *count), *all = calloc(n, sizeof *all);
-    int k = profile_find_sample_type(p, "cpu");
+    int k = profile_find_sample_type(p, heap ? "inuse_space" : "cpu");
+    int ka = heap ? profile_find_sample_type(p, "alloc_space") : -1;
     for (size_t i = 0; cpu && count && all && i < p->n_samples; i++) {
         int32_t pr = p->threads[p->samples[i].thread].process;
         if (pr < 0) continue;
         if (k >= 0) cpu[pr] += profile_values(p, i)[k];
         all[pr]++;
-        if (counted(s, &p->samples[i])) count[pr]++;
+        if (heap)
+            count[pr] += ka >= 0 ? (uint64_t)profile_values(p, i)[ka] : 0;
+        else if (counted(s, &p->samples[i]))
+            count[pr]++;
     }
     /* A build runs hundreds of processes: the root and those with the most samples
      * counted (then CPU) are listed, in the order they started, the rest summed. */
@@ -270,7 +276,12 @@ static void processes(FILE *out, const struct profile *p, const struct summary *
     for (size_t i = 0; shown && rank && i < n && i < REPORT_PROCESSES; i++)
         shown[rank[i]] = 1;
     if (shown) shown[0] = 1;
-    fprintf(out, "\n  %8s %8s %10s %8s  %s\n", "PID", "PARENT", "CPU", "SAMPLES", "PROGRAM");
+    const char *unit = heap ? "bytes" : "nanoseconds";
+    if (heap)
+        fprintf(out, "\n  %8s %8s %10s %10s  %s\n", "PID", "PARENT", "IN USE", "ALLOCATED",
+                "PROGRAM");
+    else
+        fprintf(out, "\n  %8s %8s %10s %8s  %s\n", "PID", "PARENT", "CPU", "SAMPLES", "PROGRAM");
     size_t rest = 0;
     int64_t rest_cpu = 0;
     uint64_t rest_count = 0;
@@ -280,13 +291,21 @@ static void processes(FILE *out, const struct profile *p, const struct summary *
             rest++, rest_cpu += cpu[i], rest_count += count[i];
             continue;
         }
-        char c[32];
+        char c[32], a[32];
         if (k >= 0)
-            fmt_value(c, sizeof c, cpu[i], "nanoseconds");
+            fmt_value(c, sizeof c, cpu[i], unit);
         else
             snprintf(c, sizeof c, "?");
-        fprintf(out, "  %8" PRId64 " %8" PRId64 " %10s %8" PRIu64 "  ", pr->pid, pr->ppid, c,
-                count[i]);
+        if (heap) {
+            if (ka >= 0)
+                fmt_value(a, sizeof a, (int64_t)count[i], "bytes");
+            else
+                snprintf(a, sizeof a, "?");
+            fprintf(out, "  %8" PRId64 " %8" PRId64 " %10s %10s  ", pr->pid, pr->ppid, c, a);
+        } else {
+            fprintf(out, "  %8" PRId64 " %8" PRId64 " %10s %8" PRIu64 "  ", pr->pid, pr->ppid, c,
+                    count[i]);
+        }
         char *name = escape_utf8_dup(pr->chain ? pr->chain : pr->name, "");
         fputs(name ? name : "?", out);
         free(name);
@@ -299,12 +318,25 @@ static void processes(FILE *out, const struct profile *p, const struct summary *
         fputc('\n', out);
     }
     if (rest) {
-        char c[32];
-        fmt_value(c, sizeof c, rest_cpu, "nanoseconds");
-        fprintf(out, "  %8s %8s %10s %8" PRIu64 "  and %zu more process%s (--process PID|NAME)\n",
-                "", "", k >= 0 ? c : "?", rest_count, rest, rest == 1 ? "" : "es");
+        char c[32], a[32];
+        fmt_value(c, sizeof c, rest_cpu, unit);
+        fmt_value(a, sizeof a, (int64_t)rest_count, "bytes");
+        if (heap)
+            fprintf(out, "  %8s %8s %10s %10s  and %zu more process%s (--process PID|NAME)\n", "",
+                    "", k >= 0 ? c : "?", ka >= 0 ? a : "?", rest, rest == 1 ? "" : "es");
+        else
+            fprintf(out,
+                    "  %8s %8s %10s %8" PRIu64 "  and %zu more process%s (--process PID|NAME)\n",
+                    "", "", k >= 0 ? c : "?", rest_count, rest, rest == 1 ? "" : "es");
     }
-    if (s->only_state != SUMMARY_ALL_STATES)
+    if (heap && p->source) { /* every process's own file */
+        char *src = escape_utf8_dup(p->source, "");
+        fprintf(out, "  each process's heap profile: %s/<pid>.heap.pb.gz (", src ? src : "?");
+        for (size_t i = 0; i < n; i++)
+            fprintf(out, "%s%" PRId64, i ? " " : "", p->processes[i].pid);
+        fputs(")\n", out);
+        free(src);
+    } else if (!heap && s->only_state != SUMMARY_ALL_STATES)
         fprintf(out, "  (SAMPLES counts the %s samples, as the table below)\n",
                 s->only_state == PROFILE_RUNNING ? "running" : "waiting");
     free(cpu), free(count), free(all), free(shown), free(rank);
