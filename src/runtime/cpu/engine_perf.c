@@ -801,9 +801,16 @@ static int cpus_open(void)
     pe.ncpu = (size_t)n;
     pe.cpus_len = pe.ncpu * sizeof *pe.cpus;
     if (!(pe.cpus = rtmem_alloc(pe.cpus_len))) return -ENOMEM;
-    /* A ring takes the samples of every thread on its CPU, and their switch records. */
+    /* A ring takes the samples of every thread on its CPU, and their switch records.
+     * A CPU runs one thread at a time, so its samples come at the rate of one thread:
+     * with stack copies (16 KiB a sample) the switch records (tens of bytes) need no
+     * room of their own, and the ring is a thread's. Every process pays for its rings
+     * at start (the kernel clears their pages: the largest part of what a process of
+     * a few ms pays, BENCHMARKS.md "Process trees"); with frame pointers (512-byte
+     * samples) the switch records may be as many as the samples. */
     size_t most = pe.cfi ? RING_PAGES_MAX_CFI : RING_PAGES_MAX;
-    pe.cpu_ring_pages = pe.ring_pages * 2 < most ? pe.ring_pages * 2 : most;
+    size_t cpu_pages = pe.cfi ? pe.ring_pages : pe.ring_pages * 2;
+    pe.cpu_ring_pages = cpu_pages < most ? cpu_pages : most;
     size_t opened = 0;
     for (size_t k = 0; k < pe.ncpu; k++) {
         int rc = events_open(&pe.cpus[k].ev, 0, (int)k, 1, pe.cpu_ring_pages);
