@@ -99,6 +99,10 @@ if [ "$(uname -m)" = x86_64 ]; then
   check "no row per instruction address" test "$(grep -cE '  0x[0-9a-f]{6,} ' jit.txt)" = 0
   check "the walk-end line names the JIT code" grep -q 'walks end early in \[jit\]' jit.txt
   check "no empty image name" test "$(grep -c 'in  (' jit.txt)" = 0
+  "$k" export --format folded -o jit.folded jit.raw 2>/dev/null
+  check "the folded export follows: one stack for the JIT code, no address" \
+    test "$(grep -c '\[anonymous code 0x[0-9a-f]*-0x[0-9a-f]*\] [0-9]*$' jit.folded)" = 1 -a \
+    "$(grep -cE ';0x[0-9a-f]+' jit.folded)" = 0
 fi
 
 # --- a Rust library with a version suffix, without debug info

@@ -3,8 +3,6 @@
  * once per sample. */
 #include "analysis/aggregate/summary.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,7 +64,6 @@ struct build {
     uint64_t *stack_n;
     uint32_t *line_of_frame;
     size_t cap_functions, cap_lines;
-    char **anon_name; /* per image: the name of its anonymous code's row, once made */
 };
 
 static int add_share(struct summary_share *sh, int64_t v, uint64_t n)
@@ -75,44 +72,9 @@ static int add_share(struct summary_share *sh, int64_t v, uint64_t n)
     return __builtin_add_overflow(sh->value, v, &sh->value);
 }
 
-/* An unsymbolized frame in anonymous executable memory (JIT code no perf map names):
- * one function for its whole mapping, named by the mapping, not one per address. */
-static int anonymous_code(const struct profile *p, const struct profile_frame *f)
-{
-    if (f->symbolized || f->image < 0) return 0;
-    const struct profile_image *im = &p->images[f->image];
-    return im->path[0] != '/' && !im->elf;
-}
-
-static const char *anonymous_name(struct build *b, int32_t image)
-{
-    if (!b->anon_name && !(b->anon_name = calloc(b->p->n_images + 1, sizeof *b->anon_name)))
-        return NULL;
-    if (b->anon_name[image]) return b->anon_name[image];
-    const struct profile_image *im = &b->p->images[image];
-    char buf[96];
-    if (im->text && im->text_size)
-        snprintf(buf, sizeof buf, "[anonymous code %#" PRIx64 "-%#" PRIx64 "]", im->text,
-                 im->text + im->text_size);
-    else
-        snprintf(buf, sizeof buf, "[anonymous code]");
-    char **owned = realloc(b->s->owned, (b->s->n_owned + 1) * sizeof *owned);
-    if (!owned) return NULL;
-    b->s->owned = owned;
-    if (!(owned[b->s->n_owned] = strdup(buf))) return NULL;
-    return b->anon_name[image] = owned[b->s->n_owned++];
-}
-
 static int64_t function_for(struct build *b, struct idset *set, const struct profile_frame *f)
 {
     struct summary *s = b->s;
-    struct profile_frame anon;
-    if (anonymous_code(b->p, f)) {
-        anon = (struct profile_frame){.name = (char *)anonymous_name(b, f->image),
-                                      .image = f->image};
-        if (!anon.name) return -1;
-        f = &anon;
-    }
     uint64_t h = mix(hash_str(hash_str(0, f->name), f->file), (uint64_t)(uint32_t)f->image);
     size_t j = h & set->mask;
     for (; set->slots[j]; j = (j + 1) & set->mask) {
@@ -470,7 +432,6 @@ struct summary *summary_build_state(const struct profile *p, size_t type, int st
     free(b.stack_value);
     free(b.stack_n);
     free(b.line_of_frame);
-    free(b.anon_name);
     if (rc) {
         *why = rc == -2 ? overflow : nomem;
         summary_free(s);
@@ -486,8 +447,5 @@ void summary_free(struct summary *s)
     free(s->function_of_frame);
     free(s->lines);
     free(s->threads);
-    for (size_t i = 0; i < s->n_owned; i++)
-        free(s->owned[i]);
-    free(s->owned);
     free(s);
 }

@@ -8,9 +8,7 @@
  * - self(f): the value of samples whose leaf frame is f (after inline expansion the
  *   leaf is the innermost inlined function). total(f): the value of samples with f
  *   anywhere on the stack, counted once per sample however often f recurses.
- * - Functions are told apart by (name, file, image); lines by (function, line). Code
- *   in anonymous memory that no perf map names is one function per mapping, named
- *   "[anonymous code START-END]", not one per address.
+ * - Functions are told apart by (name, file, image); lines by (function, line).
  * - share = value / summary.total; its standard error is stats_se(share, n) with n
  *   the number of sampling events behind the total (summary.n_events), and
  *   `significant` says it clears two standard errors (stats_detectable).
@@ -93,8 +91,6 @@ struct summary {
     size_t n_lines;
     struct summary_thread *threads; /* one per profile thread, same order */
     struct summary_walks walks;
-    char **owned; /* names the summary made (anonymous code's), freed with it */
-    size_t n_owned;
 };
 
 /* Aggregates p for sample type `type`. NULL when memory runs out or a total would

@@ -690,11 +690,27 @@ static int emit_offset(struct symbolizer *z, const struct profile_frame *old, ui
     return f.name ? emit_owned(z, &f) : -1;
 }
 
-/* A frame of an image no file describes: named by its address less the image's
- * slide when the run recorded it, else left as the raw address. */
+/* A frame of an image no file describes: code in anonymous memory (JIT code no perf
+ * map names) is named by its mapping, "[anonymous code START-END]", one function for
+ * the mapping rather than one per address, in the report and every export alike;
+ * another (a file missing since the run) by its address less the image's slide when
+ * the run recorded it, else left as the raw address. */
 static int emit_hex(struct symbolizer *z, const struct profile_frame *old)
 {
     const struct profile_image *im = old->image >= 0 ? &z->p->images[old->image] : NULL;
+    if (im && im->path[0] != '/' && !im->elf) {
+        char name[96];
+        if (im->text && im->text_size)
+            snprintf(name, sizeof name, "[anonymous code %#" PRIx64 "-%#" PRIx64 "]", im->text,
+                     im->text + im->text_size);
+        else
+            snprintf(name, sizeof name, "[anonymous code]");
+        struct profile_frame f = *old;
+        f.symbolized = 0;
+        f.name = profile_intern_string(z->with, name);
+        f.file = NULL, f.line = f.column = 0, f.raw_name = NULL;
+        return f.name ? emit_owned(z, &f) : -1;
+    }
     if (im && im->slide_known && old->address >= im->slide)
         return emit_offset(z, old, old->address - im->slide);
     struct profile_frame f = *old;
