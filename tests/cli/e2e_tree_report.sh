@@ -182,6 +182,14 @@ check "the heap exports hold cc1's allocations" \
 "$k" report --heap cc.raw >rh.txt 2>/dev/null
 check "kestrel report --heap STEM.raw reads the tree again" grep -qE '^ +[0-9]+ +[0-9]+ .*cc1  \(' rh.txt
 
+# The same reports under AddressSanitizer and UBSan: the same text, no error.
+for args in "--wide spin.raw" "w.raw" "--heap cc.raw"; do
+  COLUMNS=160 "$k" report $args >plain.txt 2>/dev/null
+  COLUMNS=160 "$root/build/bin/kestrel-san" report $args >san.txt 2>san.err
+  check "kestrel-san report $args: the same report, no sanitizer error" \
+    bash -c 'cmp -s "$1" "$2" && ! grep -qE "ERROR|runtime error" "$3"' _ plain.txt san.txt san.err
+done
+
 if [ $fail -ne 0 ]; then
   for f in spin.txt spin.err wide.txt jit.txt r.txt w.txt cc.txt cc.err; do
     [ -f "$f" ] && { echo "--- $f"; cat "$f"; }
