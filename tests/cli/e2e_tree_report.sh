@@ -182,6 +182,14 @@ check "the heap exports hold cc1's allocations" \
 "$k" report --heap cc.raw >rh.txt 2>/dev/null
 check "kestrel report --heap STEM.raw reads the tree again" grep -qE '^ +[0-9]+ +[0-9]+ .*cc1  \(' rh.txt
 
+# Progress on a terminal (stderr a tty; the delay, a second by default, set to 0).
+if command -v script >/dev/null; then
+  script -qec "KESTREL_PROGRESS_DELAY_MS=0 '$k' report spin.raw >/dev/null" /dev/null >tty.txt 2>&1
+  check "a terminal is told how far reading has come" grep -qE 'kestrel: reading [0-9]+/[0-9]+ profiles' tty.txt
+  "$k" report spin.raw 2>notty.txt >/dev/null
+  check "no progress line when stderr is not a terminal" bash -c '! grep -q "reading" "$1"' _ notty.txt
+fi
+
 # The same reports under AddressSanitizer and UBSan: the same text, no error.
 for args in "--wide spin.raw" "w.raw" "--heap cc.raw"; do
   COLUMNS=160 "$k" report $args >plain.txt 2>/dev/null
