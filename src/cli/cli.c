@@ -127,10 +127,11 @@ static double now_s(void)
 }
 
 /* Reads every raw profile (o->heap: every heap profile) of a STEM.raw/ folder and
- * merges them, then symbolizes the tree once: each file of the tree is opened once however many processes mapped it,
- * and a warning is said once for the tree. A process with a JIT's perf map (its own
- * /tmp/perf-PID.map) is symbolized alone first. A file that cannot be read is said
- * and left out. On a terminal, the count of files read shows after a second. */
+ * merges them, then symbolizes the tree once: each file of the tree is opened once
+ * however many processes mapped it, and a warning is said once for the tree. A
+ * process with a JIT's perf map (its own /tmp/perf-PID.map) is symbolized alone
+ * first. A file that cannot be read is said and left out. On a terminal, the count
+ * of files read shows after a second. */
 static struct profile *load_tree(const char *dir, const struct cli_load_options *o)
 {
     size_t n;

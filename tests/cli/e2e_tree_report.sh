@@ -54,6 +54,8 @@ check "the unnamed-frame warning is said once for the tree" \
   test "$(grep -c 'have frames without a name' spin.err)" = 1
 check "its share is of the table's (running) samples" \
   grep -q '% of running samples have frames without a name' spin.err
+check "it names the image with its share, and the processes concerned" \
+  grep -qE "info \($name [0-9.]+%; in 3 of 4 processes\)" spin.err
 COLUMNS=160 "$k" report --wide spin.raw >wide.txt 2>/dev/null
 check "--wide: the PROCESS column is whole: three processes of one name" \
   grep -qE "  $name ×3 +${hot/+/\\+} " wide.txt

@@ -192,7 +192,8 @@ static int add_part(struct profile *into, const struct profile *p, int32_t proce
     uint32_t *stack_of = malloc((p->n_stacks + 1) * sizeof *stack_of);
     uint32_t *thread_of = malloc((p->n_threads + 1) * sizeof *thread_of);
     uint32_t *row = malloc((PROFILE_MAX_DEPTH + 1) * sizeof *row);
-    int rc = image_of && canon && named && shift && frame_of && stack_of && thread_of && row ? 0 : -1;
+    int rc =
+        image_of && canon && named && shift && frame_of && stack_of && thread_of && row ? 0 : -1;
     for (size_t i = 0; !rc && i < p->n_images; i++) {
         const struct profile_image *im = &p->images[i];
         if ((image_of[i] = profile_add_image(into, im)) < 0 || canon_grow(canons, into)) {
@@ -301,7 +302,8 @@ static int add_part(struct profile *into, const struct profile *p, int32_t proce
         if (!rc) rc = profile_add_comment(into, own ? own : c);
         free(own);
     }
-    free(image_of), free(canon), free(named), free(shift), free(frame_of), free(stack_of), free(thread_of), free(row);
+    free(image_of), free(canon), free(named), free(shift);
+    free(frame_of), free(stack_of), free(thread_of), free(row);
     return rc;
 }
 

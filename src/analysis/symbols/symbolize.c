@@ -1501,35 +1501,49 @@ static int resolve_all(struct symbolizer *z)
 /* One line for the samples with frames left without a name: their share, why, and
  * what would name them. A profile that lists no images has nothing to resolve
  * against (a hand-made or foreign one) and gets no line. */
+/* Image k's name in the unnamed-frame warning (k = ni - 1: no image). */
+static const char *unnamed_image(const struct profile *p, size_t k, size_t ni)
+{
+    if (k == ni - 1) return "no image";
+    return *p->images[k].path ? base_name(p->images[k].path) : "[jit]";
+}
+
 static void warn_unresolved(struct symbolizer *z)
 {
     const struct profile *p = z->p;
     if (z->o->quiet || !p->n_images || !p->n_samples) return;
     uint64_t n[WHY_N] = {0}, counted = 0;
-    int img[WHY_N]; /* an image of each reason, to name */
-    for (int r = 0; r < WHY_N; r++)
-        img[r] = -1;
+    /* Per reason, the samples of each image (the leaf-most frame of the sample's worst
+     * reason), to name the images that count, and of a tree the processes concerned. */
+    size_t ni = p->n_images + 1, np = p->n_processes;
+    uint64_t *by_img = calloc(WHY_N * ni, sizeof *by_img);
+    uint8_t *procs = np > 1 ? calloc(WHY_N * np, 1) : NULL;
     for (size_t i = 0; i < p->n_samples; i++) {
         if (z->o->count_state && p->samples[i].state != z->o->count_state - 1) continue;
         counted++;
         const struct profile_stack *st = &p->stacks[p->samples[i].stack];
-        int worst = WHY_NAMED;
+        int worst = WHY_NAMED, at = -1;
         for (uint32_t k = 0; k < st->depth; k++) {
             int r = z->why[st->frames[k]];
-            if (r > worst) worst = r;
-            if (r && img[r] < 0) img[r] = p->frames[st->frames[k]].image;
+            if (r > worst) worst = r, at = p->frames[st->frames[k]].image;
         }
         n[worst]++;
+        if (by_img && worst) by_img[worst * ni + (at >= 0 ? (size_t)at : ni - 1)]++;
+        int32_t pr = p->threads[p->samples[i].thread].process;
+        if (procs && worst && pr >= 0 && (size_t)pr < np) procs[worst * np + (size_t)pr] = 1;
     }
     uint64_t any = counted - n[WHY_NAMED];
-    if (!any) return;
+    if (!any) {
+        free(by_img), free(procs);
+        return;
+    }
     static const char *const why[WHY_N] = {
         "",
-        "in images without symbols or debug info (e.g. %s): install their debug files "
+        "in images without symbols or debug info (%s): install their debug files "
         "(Debian: the -dbgsym packages) or set DEBUGINFOD_URLS",
-        "in images whose file is missing or changed since the run (e.g. %s): --binary names "
+        "in images whose file is missing or changed since the run (%s): --binary names "
         "a moved program",
-        "in anonymous memory or outside every image (JIT code: have it write "
+        "in anonymous memory or outside every image (%s; JIT code: have it write "
         "/tmp/perf-PID.map, e.g. node --perf-basic-prof)",
     };
     warn_start(z);
@@ -1543,10 +1557,33 @@ static void warn_unresolved(struct symbolizer *z)
         if (!n[r]) continue;
         double share = 100.0 * (double)n[r] / (double)counted;
         fprintf(stderr, share < 0.05 ? "%s<0.1%% " : "%s%.1f%% ", sep, share);
-        fprintf(stderr, why[r], img[r] >= 0 ? base_name(p->images[img[r]].path) : "?");
+        /* The three images with most such samples, by name, each once (a tree has an
+         * image per process: one file's are summed), then the processes concerned. */
+        char what[512] = "";
+        size_t o = 0;
+        for (int shown = 0; by_img && shown < 3; shown++) {
+            uint64_t *c = by_img + r * ni;
+            size_t best = ni;
+            for (size_t k = 0; k < ni; k++)
+                if (c[k] && (best == ni || c[k] > c[best])) best = k;
+            if (best == ni) break;
+            const char *name = unnamed_image(p, best, ni);
+            uint64_t sum = 0;
+            for (size_t k = 0; k < ni; k++) /* the same file in other processes */
+                if (c[k] && !strcmp(unnamed_image(p, k, ni), name)) sum += c[k], c[k] = 0;
+            o += (size_t)snprintf(what + o, o < sizeof what ? sizeof what - o : 0, "%s%s %.1f%%",
+                                  shown ? ", " : "", name, 100.0 * (double)sum / (double)counted);
+        }
+        size_t in = 0;
+        for (size_t k = 0; procs && k < np; k++)
+            in += procs[r * np + k];
+        if (in && o < sizeof what)
+            snprintf(what + o, sizeof what - o, "%sin %zu of %zu processes", o ? "; " : "", in, np);
+        fprintf(stderr, why[r], what);
         sep = "; ";
     }
     fputc('\n', stderr);
+    free(by_img), free(procs);
 }
 
 /* Whether the images where cut walks end keep frame pointers (fpcheck.h): the image
