@@ -72,8 +72,9 @@ KESTREL_API int kestrel_profile_is_running(void);
 
 /* Starts the heap profile, sampling about once per `interval` bytes (0: the
  * default). -EINVAL for an interval below 64 KiB or above 4 GiB (nothing starts),
- * -EBUSY while a profile runs, -ENOMEM. Inactive (the stubs): -ENOTSUP, whatever
- * `interval`. */
+ * -EBUSY while a profile runs, -ENOMEM. -ENOTSUP when the program's malloc is not
+ * kestrel's (an allocator preloaded before it, or defined by the executable: its
+ * allocations cannot be seen). Inactive (the stubs): -ENOTSUP, whatever `interval`. */
 KESTREL_API int kestrel_heap_start(size_t interval);
 
 /* The profile so far, as a gzip'd pprof in *data (free() it), *size bytes; the

@@ -29,3 +29,16 @@ $(BUILD)/tests/heap/prog_%: tests/heap/prog_%.c
 $(BUILD)/tests/heap/test_heap_gzip: tests/heap/test_heap_gzip.c src/runtime/heap/heap_gzip.c $(LIBANALYSIS)
 	@mkdir -p $(@D)
 	$(CC) $(ANALYSIS_CFLAGS) -Itests -o $@ $< src/runtime/heap/heap_gzip.c $(LIBANALYSIS) -lz
+
+# One C++ program with every form of operator new, linked three ways: glibc's malloc,
+# tcmalloc (gperftools' tcmalloc_minimal) and jemalloc, the last two defining operator
+# new themselves (test_heap_cxx_new.sh).
+CXX_NEW_PROGS := $(addprefix $(BUILD)/tests/heap/prog_cxx_new_,glibc tcmalloc jemalloc)
+TEST_DEPS += $(CXX_NEW_PROGS)
+CXX_NEW_LIBS_glibc :=
+CXX_NEW_LIBS_tcmalloc := -ltcmalloc_minimal
+CXX_NEW_LIBS_jemalloc := -ljemalloc
+$(BUILD)/tests/heap/prog_cxx_new_%: tests/heap/prog_cxx_new.cc
+	@mkdir -p $(@D)
+	$(CXX) -O2 -g -fno-omit-frame-pointer -std=c++17 -Wall -Wextra -Werror -Wl,--build-id \
+	    -o $@ $< $(CXX_NEW_LIBS_$*)

@@ -1,6 +1,8 @@
 /* malloc, free, calloc, realloc, reallocarray, posix_memalign, aligned_alloc, memalign,
  * valloc, pvalloc and malloc_usable_size, interposed in front of whatever allocator
- * comes next (glibc's, or a preloaded jemalloc or tcmalloc), found with RTLD_NEXT.
+ * comes next (glibc's, or a preloaded jemalloc or tcmalloc), found with RTLD_NEXT; or,
+ * when an allocator comes before the runtime (heap_shadowed), that allocator's, for
+ * what it lacks.
  *
  * Every function here runs inside malloc by definition; none runs in a signal
  * handler of ours but heap_handler_enter/leave, which the trampoline around the
@@ -45,10 +47,30 @@ static void *(*next_pvalloc)(size_t);
 static int heap_resolved;
 static __thread int heap_resolving; /* this thread is inside dlsym */
 
-static void *heap_sym(const char *name)
+/* The runtime's own definitions, whatever the program's lookup finds first. */
+extern __typeof__(malloc) heap_own_malloc __attribute__((alias("malloc"), copy(malloc)));
+extern __typeof__(free) heap_own_free __attribute__((alias("free"), copy(free)));
+extern __typeof__(calloc) heap_own_calloc __attribute__((alias("calloc"), copy(calloc)));
+extern __typeof__(realloc) heap_own_realloc __attribute__((alias("realloc"), copy(realloc)));
+extern __typeof__(posix_memalign) heap_own_posix_memalign __attribute__((alias("posix_memalign"), copy(posix_memalign)));
+extern __typeof__(aligned_alloc) heap_own_aligned_alloc __attribute__((alias("aligned_alloc"), copy(aligned_alloc)));
+extern __typeof__(memalign) heap_own_memalign __attribute__((alias("memalign"), copy(memalign)));
+extern __typeof__(malloc_usable_size) heap_own_usable __attribute__((alias("malloc_usable_size"), copy(malloc_usable_size)));
+extern __typeof__(valloc) heap_own_valloc __attribute__((alias("valloc"), copy(valloc)));
+extern __typeof__(pvalloc) heap_own_pvalloc __attribute__((alias("pvalloc"), copy(pvalloc)));
+
+const char *heap_shadowed;
+
+/* The next definition of `name`. When an allocator comes before the runtime in the
+ * lookup order (preloaded first, or defined by the executable), the program calls it
+ * directly and only what it lacks reaches the runtime (reallocarray, pvalloc...): the
+ * "next" of those is then that allocator's, never libc's, which would be handed its
+ * blocks; NULL where it lacks one too (the fallbacks below derive it). */
+static void *heap_sym(const char *name, void *own)
 {
-    void *f = dlsym(RTLD_NEXT, name);
-    return f;
+    if (!heap_shadowed) return dlsym(RTLD_NEXT, name);
+    void *f = dlsym(RTLD_DEFAULT, name);
+    return f == own ? NULL : f;
 }
 
 /* Returns 1 once heap_next points at the next allocator, 0 while that is not known
@@ -58,19 +80,27 @@ static int heap_resolve(void)
     if (__atomic_load_n(&heap_resolved, __ATOMIC_ACQUIRE)) return 1;
     if (heap_resolving) return 0;
     heap_resolving = 1;
+    void *first = dlsym(RTLD_DEFAULT, "malloc");
+    if (first && first != (void *)heap_own_malloc) {
+        Dl_info info;
+        heap_shadowed = dladdr(first, &info) && info.dli_fname && *info.dli_fname
+                            ? info.dli_fname
+                            : "the executable";
+    }
     struct heap_next n;
-    n.malloc = (void *(*)(size_t))heap_sym("malloc");
-    n.free = (void (*)(void *))heap_sym("free");
-    n.calloc = (void *(*)(size_t, size_t))heap_sym("calloc");
-    n.realloc = (void *(*)(void *, size_t))heap_sym("realloc");
-    n.posix_memalign = (int (*)(void **, size_t, size_t))heap_sym("posix_memalign");
-    n.aligned_alloc = (void *(*)(size_t, size_t))heap_sym("aligned_alloc");
-    n.memalign = (void *(*)(size_t, size_t))heap_sym("memalign");
-    n.malloc_usable_size = (size_t(*)(void *))heap_sym("malloc_usable_size");
-    void *(*va)(size_t) = (void *(*)(size_t))heap_sym("valloc");
-    void *(*pva)(size_t) = (void *(*)(size_t))heap_sym("pvalloc");
+    n.malloc = (void *(*)(size_t))heap_sym("malloc", heap_own_malloc);
+    n.free = (void (*)(void *))heap_sym("free", heap_own_free);
+    n.calloc = (void *(*)(size_t, size_t))heap_sym("calloc", heap_own_calloc);
+    n.realloc = (void *(*)(void *, size_t))heap_sym("realloc", heap_own_realloc);
+    n.posix_memalign =
+        (int (*)(void **, size_t, size_t))heap_sym("posix_memalign", heap_own_posix_memalign);
+    n.aligned_alloc = (void *(*)(size_t, size_t))heap_sym("aligned_alloc", heap_own_aligned_alloc);
+    n.memalign = (void *(*)(size_t, size_t))heap_sym("memalign", heap_own_memalign);
+    n.malloc_usable_size = (size_t(*)(void *))heap_sym("malloc_usable_size", heap_own_usable);
+    void *(*va)(size_t) = (void *(*)(size_t))heap_sym("valloc", heap_own_valloc);
+    void *(*pva)(size_t) = (void *(*)(size_t))heap_sym("pvalloc", heap_own_pvalloc);
     heap_resolving = 0;
-    if (!n.malloc || !n.free || !n.calloc || !n.realloc || n.malloc == malloc) return 0;
+    if (!n.malloc || !n.free || !n.calloc || !n.realloc || n.malloc == heap_own_malloc) return 0;
     /* Optional ones fall back to what every allocator has. */
     if (!n.memalign) n.memalign = boot_memalign;
     if (!n.aligned_alloc) n.aligned_alloc = n.memalign;
@@ -233,24 +263,6 @@ static void *heap_handler_alloc(size_t n, size_t align)
     return heap_region_alloc(n ? n : 1, align < 16 ? 16 : align);
 }
 
-/* The fast path: 1 when this allocation of n bytes must look at the slow path, i.e.
- * the countdown was at most n, compared unsigned: a request of 2^63 bytes or more,
- * beyond any allocator's limit, reaches the slow path too, which keeps `left` in
- * [0, 2^63). Where the architecture has it (x86_64), that is one subtraction in
- * place whose own flags decide (arch.h). */
-static inline int heap_count(size_t n)
-{
-    int slow;
-#if defined(ARCH_SUB_BELOW_OR_EQ)
-    ARCH_SUB_BELOW_OR_EQ(heap_tls.left, n, slow);
-#else
-    uint64_t left = (uint64_t)__atomic_load_n(&heap_tls.left, __ATOMIC_RELAXED);
-    __atomic_store_n(&heap_tls.left, (int64_t)(left - n), __ATOMIC_RELAXED);
-    slow = left <= n;
-#endif
-    return __builtin_expect(slow, 0);
-}
-
 /* xorshift64, seeded per thread from its state's address and the clock. */
 static uint64_t heap_random(struct heap_tls *t)
 {
@@ -312,6 +324,10 @@ static int64_t heap_draw(struct heap_tls *t)
 static int64_t heap_slow(size_t n)
 {
     struct heap_tls *t = &heap_tls;
+    if (__builtin_expect(heap_probe_owner == t, 0)) { /* heap_new.c asks: reached */
+        heap_probe_hit = 1;
+        return 0;
+    }
     if (t->ignore) { /* a reset arrived while ignoring: honour it at the leave */
         t->saved_left = 0;
         __atomic_store_n(&t->left, HEAP_LEFT_IDLE, __ATOMIC_RELAXED);
@@ -383,8 +399,7 @@ static int64_t heap_slow(size_t n)
 /* A sampled block of n bytes, or NULL to allocate it the normal way. Kept out of
  * line: inlined, it would make every interposed function set up a frame and save
  * registers before its fast path. */
-__attribute__((noinline, cold)) static void *heap_try_sample(size_t n, size_t align, int zero,
-                                                             uintptr_t fp)
+__attribute__((noinline, cold)) void *heap_try_sample(size_t n, size_t align, int zero, uintptr_t fp)
 {
     if (heap_tls.in_handler) {
         void *p = heap_handler_alloc(n, align);

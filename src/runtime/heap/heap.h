@@ -2,6 +2,7 @@
  *
  *   heap.c          malloc & co interposed; the per-thread countdown (the fast path)
  *   heap_thread.c   the registry of per-thread countdowns, so a start reaches every thread
+ *   heap_new.c      C++ operator new and delete, every form
  *   heap_region.c   the runtime-owned region that sampled blocks (and bootstrap ones) live in
  *   heap_stack.c    the walk of the allocating thread's stack
  *   heap_side.c     the side stacks a sample runs on, off the allocating thread's stack
@@ -143,6 +144,45 @@ struct heap_next {
     size_t (*malloc_usable_size)(void *);
 };
 extern struct heap_next heap_next;
+/* The object whose malloc the program calls instead of the runtime's (an allocator
+ * preloaded before libkestrel.so, or defined by the executable), or NULL. Set once
+ * malloc is resolved; no session can start then: allocations are not seen. */
+extern const char *heap_shadowed;
+
+/* The slow path of an allocation of n bytes, reached when heap_count() says so: a
+ * sampled block (from the region, or the next allocator's when the region is full), or
+ * NULL to allocate it the normal way. fp is the interposed function's frame. */
+void *heap_try_sample(size_t n, size_t align, int zero, uintptr_t fp);
+
+/* The fast path: 1 when this allocation of n bytes must look at the slow path, i.e.
+ * the countdown was at most n, compared unsigned: a request of 2^63 bytes or more,
+ * beyond any allocator's limit, reaches the slow path too, which keeps `left` in
+ * [0, 2^63). Where the architecture has it (x86_64), that is one subtraction in
+ * place whose own flags decide (arch.h). */
+static inline int heap_count(size_t n)
+{
+    int slow;
+#if defined(ARCH_SUB_BELOW_OR_EQ)
+    ARCH_SUB_BELOW_OR_EQ(heap_tls.left, n, slow);
+#else
+    uint64_t left = (uint64_t)__atomic_load_n(&heap_tls.left, __ATOMIC_RELAXED);
+    __atomic_store_n(&heap_tls.left, (int64_t)(left - n), __ATOMIC_RELAXED);
+    slow = left <= n;
+#endif
+    return __builtin_expect(slow, 0);
+}
+
+/* ===== C++ operator new and delete (heap_new.c) ===== */
+
+/* While heap_new_probe() calls the next operator new on a thread, that thread's
+ * heap_tls: every slow path it reaches sets heap_probe_hit instead of sampling. */
+extern struct heap_tls *heap_probe_owner;
+extern int heap_probe_hit;
+/* Finds which forms of the next operator new serve memory without reaching malloc or
+ * its siblings (an allocator that defines them, as tcmalloc and jemalloc do): kestrel's
+ * operator new counts those itself, and passes the others through (libstdc++'s, whose
+ * malloc it counts). At a session's start, under heap_api_lock. */
+void heap_new_probe(void);
 
 /* ===== thread registry (heap_thread.c) ===== */
 

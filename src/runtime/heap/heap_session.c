@@ -302,12 +302,14 @@ static const struct lifecycle_client heap_client = {.name = "heap",
 static int heap_start_locked(int64_t interval)
 {
     if (heap_active) return -EBUSY;
+    if (heap_shadowed) return -ENOTSUP;
     if (heap_region_init()) return -ENOMEM;
     struct heap_limits lim;
     heap_limits_from_env(&lim);
     struct heap_table tb;
     int rc = heap_table_init(&tb, &lim);
     if (rc) return rc;
+    heap_new_probe();
     if (!heap_client_registered && lifecycle_register(&heap_client) == 0)
         heap_client_registered = 1;
     /* The unwind tables of what is mapped now, built before the first sample: malloc
@@ -595,5 +597,13 @@ __attribute__((constructor)) static void heap_from_env(void)
             interval = (size_t)v;
     }
     int rc = kestrel_heap_start(interval);
+    if (rc == -ENOTSUP) {
+        char why[400];
+        snprintf(why, sizeof why,
+                 "malloc comes from %s, found before libkestrel.so: the program's allocations "
+                 "never reach kestrel; list libkestrel.so first in LD_PRELOAD",
+                 heap_shadowed);
+        heap_die("cannot start", why);
+    }
     if (rc) heap_die("cannot start", strerror(-rc));
 }
