@@ -13,7 +13,8 @@
 # allocator before libkestrel.so runs unprofiled programs as the allocator alone would
 # (Debian's sort and ls, which call reallocarray, aborted so before), and with
 # KESTREL_HEAP set the program does not run: one line says why, no file is written.
-# With the CPU profiler alone, that order runs.
+# With the CPU profiler alone, that order runs. python3, which takes malloc's address, is
+# profiled (its PLT entry for malloc is not an allocator of its own).
 . "$(dirname "$0")/lib.sh"
 so() { ls /usr/lib/x86_64-linux-gnu/"$1" /usr/lib/*/"$1" 2>/dev/null | head -1; }
 TC=$(so libtcmalloc_minimal.so.4)
@@ -83,6 +84,13 @@ profiled "linked jemalloc" "$LIB" prog_cxx_new_jemalloc 0
 # Preloaded behind libkestrel.so.
 profiled "preloaded tcmalloc after libkestrel" "$LIB $TC" prog_cxx_new_glibc 0
 profiled "preloaded jemalloc after libkestrel" "$LIB $JE" prog_cxx_new_glibc 0
+
+# An executable that takes malloc's address (Debian's python3) has a PLT entry for it
+# that dlsym(RTLD_DEFAULT) answers: that is no allocator before libkestrel.so.
+PY=$(ls /usr/bin/python3.[0-9]* 2>/dev/null | grep -E 'python3\.[0-9]+$' | head -1)
+rm -f "$T/py.pb.gz"
+out=$(LD_PRELOAD="$LIB" KESTREL_HEAP="$T/py.pb.gz" "$PY" -c 'x = [str(i) for i in range(10000)]' 2>&1)
+[ $? = 0 ] && [ -s "$T/py.pb.gz" ] || bad "$PY, heap profile: $out"
 
 # Not profiled: every order runs the program as it runs alone.
 want=$(build/tests/heap/prog_cxx_new_glibc 4)

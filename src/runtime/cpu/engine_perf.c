@@ -57,6 +57,7 @@
 #include "runtime/interpose.h"
 #include "runtime/cpu/perf_ring.h"
 #include "runtime/rtfd.h"
+#include "runtime/rtown.h"
 #include "runtime/rtmem.h"
 #include "runtime/cpu/sink.h"
 #include "runtime/unwind/unwind.h"
@@ -489,6 +490,8 @@ static void on_record(const struct perf_rec *r, void *arg)
         if (p->has_cs && r->id == c->id_cs) {
             p->cs_time = r->time;
             p->cs_n = sample_frames(s, r, p->cs_frames, &p->cs_stop);
+        } else if (rtown_sample_regs(r->abi ? r->regs : NULL)) {
+            /* kestrel's own work on this thread (rtown.h): counted, not the program's */
         } else {
             p->last_n = sample_frames(s, r, p->last_frames, &p->last_stop);
             struct sink_sample ss = {.slot = s,

@@ -28,7 +28,7 @@
  * records), and a walk that reads an FDE adds 2 KB; a thread close to the end of its
  * stack would be made to overflow it by the profiler alone.
  *
- * Signal handlers: sig_handler() and what it calls — registry_self(), heap_side_regs(),
+ * Signal handlers: sig_handler() and what it calls — registry_self(), rtown_sample(),
  * uw_walk(), blocking_interrupted(), clock_gettime, atomics; sig_timers_quiet() (the
  * program's sigaction may run in its handler): atomics and timer_settime. No lock, no
  * allocation, errno preserved.
@@ -36,7 +36,7 @@
 #include "runtime/arch/arch.h"
 #include "runtime/rtfd.h"
 #include "runtime/cpu/blocking.h"
-#include "runtime/heap/heap_guard.h"
+#include "runtime/rtown.h"
 #include "runtime/lifecycle.h"
 #include "runtime/rtthread.h"
 #include "runtime/cpu/engine.h"
@@ -209,7 +209,11 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
         }
         uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
         uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
-        if (h - t >= SIG_RING) {
+        struct arch_regs ar;
+        arch_uc_regs((const ucontext_t *)ucv, &ar);
+        if (rtown_sample(ar.sp)) {
+            /* kestrel's own work on this thread (rtown.h): counted, not the program's */
+        } else if (h - t >= SIG_RING) {
             atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
         } else {
             struct sig_entry *e = &r->e[h % SIG_RING];
@@ -224,11 +228,6 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
              * a running share of 0.70 against 0.28 of CPU/wall. */
             int waiting = !timer && (where == BLOCKING_ASLEEP ||
                                      (where == BLOCKING_IN_CALL && sig_late(r, e->t_ns)));
-            struct arch_regs ar;
-            arch_uc_regs((const ucontext_t *)ucv, &ar);
-            /* Inside a heap sample on its side stack: the thread's frames are where the
-             * sample left its own stack. */
-            heap_side_regs(&ar);
             enum unwind_stop stop = UNWIND_CUT_RANGE;
             /* The live stack, from the interrupted sp to the registered top. */
             struct uw_stack m = {ar.sp > s->stack_lo ? ar.sp : s->stack_lo, s->stack_hi, 0,

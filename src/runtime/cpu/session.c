@@ -13,6 +13,7 @@
  * that started the tree's profile writes "<path>.<pid>" (lifecycle_owner), so that no
  * two processes write one file. A session started with kestrel_profile_start() is
  * written by kestrel_profile_stop() and discarded if the process ends first. */
+#include "runtime/rtown.h"
 #include "runtime/cpu/profile_state.h"
 #include "runtime/images.h"
 #include "runtime/maps.h"
@@ -94,8 +95,10 @@ static void prof_on_stopped(void)
         prof.write_result = 0;
         return;
     }
-    struct engine_stat stats[16];
-    size_t n_stats = profile_engine()->stats ? profile_engine()->stats(stats, 16) : 0;
+    struct engine_stat stats[24];
+    size_t n_stats = profile_engine()->stats ? profile_engine()->stats(stats, 23) : 0;
+    /* kestrel's own work on the program's threads, left out of its samples */
+    stats[n_stats++] = (struct engine_stat){"runtime_samples", rtown_samples()};
     const char *notes[16];
     size_t n_notes = profile_engine()->notes ? profile_engine()->notes(notes, 16) : 0;
     struct rawjson_meta m = {
@@ -167,6 +170,7 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
         .start_mono_ns = prof.start_mono,
         .on_stopped = prof_on_stopped,
     };
+    rtown_reset();
     r = e->start(&cfg);
     if (r != 0) {
         sink_close();

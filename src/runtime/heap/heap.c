@@ -19,6 +19,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,39 @@ static void *heap_sym(const char *name, void *own)
     return f == own ? NULL : f;
 }
 
+/* The object of the first definition of malloc in the lookup order when it is not the
+ * runtime's, else NULL. Objects are looked up in the order they were loaded, which is the
+ * lookup order for those before the runtime (the executable, then what was preloaded or
+ * is needed before it). dlsym(RTLD_DEFAULT) cannot tell: when the executable takes
+ * malloc's address (python3), it answers the executable's PLT entry, which jumps to
+ * whichever definition comes first. */
+static const char *heap_first_malloc(void)
+{
+    Dl_info info;
+    struct link_map *self = NULL;
+    if (!dladdr1((void *)heap_own_malloc, &info, (void **)&self, RTLD_DL_LINKMAP) || !self)
+        return NULL;
+    struct link_map *l = self;
+    while (l->l_prev)
+        l = l->l_prev;
+    for (; l && l != self; l = l->l_next) {
+        int exe = !l->l_prev;
+        if (!exe && (!l->l_name || !*l->l_name)) continue; /* the vdso */
+        void *h = exe ? NULL : dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
+        void *f = exe ? dlsym(RTLD_DEFAULT, "malloc") : h ? dlsym(h, "malloc") : NULL;
+        /* A definition in l itself: not one of its dependencies', nor l's PLT entry
+         * (an undefined symbol whose value is that entry). */
+        struct link_map *def = NULL;
+        const ElfW(Sym) *sym = NULL;
+        int defines = f && dladdr1(f, &info, (void **)&def, RTLD_DL_LINKMAP) && def == l &&
+                      dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
+                      sym->st_shndx != SHN_UNDEF && info.dli_saddr == f;
+        if (h) dlclose(h);
+        if (defines) return exe ? "the executable" : l->l_name;
+    }
+    return NULL;
+}
+
 /* Returns 1 once heap_next points at the next allocator, 0 while that is not known
  * (a dlsym that allocates is in progress on this thread, or there is none). */
 static int heap_resolve(void)
@@ -80,13 +114,7 @@ static int heap_resolve(void)
     if (__atomic_load_n(&heap_resolved, __ATOMIC_ACQUIRE)) return 1;
     if (heap_resolving) return 0;
     heap_resolving = 1;
-    void *first = dlsym(RTLD_DEFAULT, "malloc");
-    if (first && first != (void *)heap_own_malloc) {
-        Dl_info info;
-        heap_shadowed = dladdr(first, &info) && info.dli_fname && *info.dli_fname
-                            ? info.dli_fname
-                            : "the executable";
-    }
+    heap_shadowed = heap_first_malloc();
     struct heap_next n;
     n.malloc = (void *(*)(size_t))heap_sym("malloc", heap_own_malloc);
     n.free = (void (*)(void *))heap_sym("free", heap_own_free);

@@ -24,11 +24,9 @@ void heap_handler_leave(void);
 /* How many of the program's handlers the calling thread is inside (0: none). */
 int heap_handler_depth(void);
 
-/* A signal interrupted the calling thread with *r's registers. When its sp is on the
- * side stack a heap sample runs on (heap_side.c), *r becomes the registers where the
- * thread left its own stack, from which a walk finds the thread's frames, and 1 is
- * returned; else 0. Async-signal-safe. */
-int heap_side_regs(struct arch_regs *r);
+/* Whether sp lies on any of the side stacks, where the runtime's own work on a program's
+ * thread runs. Async-signal-safe; a loop over the stacks ever used (64 at most). */
+int heap_side_holds_any(uint64_t sp);
 /* Where a handler of the program that interrupted a heap sample on its side stack (sp,
  * in the handler's first frame) runs instead: on the thread's own stack, below the
  * sample's frames, as it would have without the side stack; 0 when sp is not on this

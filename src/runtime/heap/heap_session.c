@@ -299,6 +299,21 @@ static const struct lifecycle_client heap_client = {.name = "heap",
                                                     .after_fork_child = heap_after_fork_child,
                                                     .flush_in_handler = 1};
 
+/* Runs fn(arg), kestrel's own work on a program's thread, on a side stack: a CPU sample
+ * taken meanwhile is known for kestrel's (rtown.h). On this stack when none is free, or
+ * when this thread already runs on one. */
+static void heap_own_run(void (*fn)(void *), void *arg)
+{
+    if (heap_tls.side || heap_side_run(&heap_tls, fn, arg)) fn(arg);
+}
+
+static void heap_build_tables(void *arg)
+{
+    (void)arg;
+    uw_tables_refresh();
+    uw_tables_build(1);
+}
+
 static int heap_start_locked(int64_t interval)
 {
     if (heap_active) return -EBUSY;
@@ -317,10 +332,7 @@ static int heap_start_locked(int64_t interval)
      * own to build them later. A heap session alone builds no more: an image dlopen'd
      * later is walked by frame pointer unless a CPU session runs (its engine
      * refreshes and builds). */
-    if (uw_mode_current() != UW_MODE_FP) {
-        uw_tables_refresh();
-        uw_tables_build(1);
-    }
+    if (uw_mode_current() != UW_MODE_FP) heap_own_run(heap_build_tables, NULL);
     heap_mutex_lock(&heap_lock);
     heap_table = tb;
     memset(&heap_info, 0, sizeof heap_info);
@@ -519,8 +531,9 @@ static int heap_write_file(const struct pb_buf *gz, char *path, size_t path_size
 
 /* ===== process life ===== */
 
-static void heap_flush(enum lifecycle_event ev)
+static void heap_flush_work(void *arg)
 {
+    enum lifecycle_event ev = *(enum lifecycle_event *)arg;
     int patient = ev != LIFECYCLE_SIGNAL;
     int saved = errno;
     heap_ignore_enter();
@@ -543,6 +556,12 @@ static void heap_flush(enum lifecycle_event ev)
     }
     heap_ignore_leave();
     errno = saved;
+}
+
+/* On a side stack, as kestrel's own work (the file is written on the program's thread). */
+static void heap_flush(enum lifecycle_event ev)
+{
+    heap_own_run(heap_flush_work, &ev);
 }
 
 /* Only this thread exists: no session, a stopped profiler; the parent's sampled

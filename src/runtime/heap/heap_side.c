@@ -10,15 +10,19 @@
  * pass through while it ignores them: heap_guard.h), so it holds one stack at most.
  *
  * While a sample runs there, a signal is taken on the side stack (unless its handler
- * runs on an alternate stack): the CPU engine's handler walks from where the thread
- * left its own stack (heap_side_regs), and a handler of the program runs on the
+ * runs on an alternate stack): the CPU engines leave a sample taken there out of the
+ * program's profile as kestrel's own (rtown.h), and a handler of the program runs on the
  * thread's own stack below the sample's frames (heap_side_below, sigwrap.c), where it
  * would have run without the side stack, with the room it would have had. The side
  * stack is sized for the runtime's own worst case on it: a fatal signal deferred to
  * the sample's release of its lock, whose flush (single-threaded) writes the file there.
  *
- * heap_side_run runs inside malloc; heap_side_regs and heap_side_below in signal
- * handlers (thread-local loads). */
+ * The runtime's other work on a program's thread (a session's start and its file at
+ * the end) runs there too, so that a CPU sample taken there is known for kestrel's own
+ * (heap_side_holds_any, rtown.h) and left out of the program's profile.
+ *
+ * heap_side_run runs inside malloc; heap_side_holds_any and
+ * heap_side_below in signal handlers (loads). */
 #include "runtime/arch/arch.h"
 #include "runtime/heap/heap.h"
 #include "runtime/rtstack.h"
@@ -55,12 +59,12 @@ static const struct heap_side *heap_side_at(uint64_t sp)
     return s && rtstack_holds(&heap_sides, s->stack, sp) ? s : NULL;
 }
 
-int heap_side_regs(struct arch_regs *r)
+int heap_side_holds_any(uint64_t sp)
 {
-    const struct heap_side *s = heap_side_at(r->sp);
-    if (!s) return 0;
-    *r = s->regs;
-    return 1;
+    unsigned limit = atomic_load_explicit(&heap_sides.limit, memory_order_acquire);
+    for (unsigned i = 0; i < limit; i++)
+        if (rtstack_holds(&heap_sides, (int)i, sp)) return 1;
+    return 0;
 }
 
 uintptr_t heap_side_below(uintptr_t sp)
