@@ -267,6 +267,7 @@ static int add_part(struct profile *into, const struct profile *p, int32_t proce
     }
     /* What each run said about itself, for the tree. */
     into->meta.dropped += p->meta.dropped;
+    into->meta.runtime_samples += p->meta.runtime_samples;
     into->meta.truncated += p->meta.truncated;
     for (size_t k = 0; k < PROFILE_STACK_ENDS; k++)
         into->meta.end_samples[k] += p->meta.end_samples[k];

@@ -135,6 +135,7 @@ struct profile_meta {
     char *engine;          /* "perf" or "signal"; NULL when not recorded */
     char *perf_map;        /* the JIT's /tmp/perf-PID.map the run left; NULL when none */
     uint64_t dropped;      /* samples the runtime could not keep */
+    uint64_t runtime_samples; /* samples of kestrel's own work, left out (engine_stats) */
     uint64_t truncated;    /* walks cut short by a failed check */
     /* Samples by how their stack's walk ended (enum unwind_stop; stack_ends of the raw
      * file), when the input said so (ends_known). */

@@ -162,6 +162,11 @@ static int read_meta(struct raw *r, const json_t *root)
         opt_number(r, root, "requested_hz", &m->requested_hz) ||
         opt_uint(r, root, "dropped", &m->dropped, "profile"))
         return -1;
+    /* kestrel's own work on the program's threads, left out of the samples. */
+    const json_t *es = json_object_get(root, "engine_stats");
+    if (json_is_object(es) &&
+        opt_uint(r, es, "runtime_samples", &m->runtime_samples, "engine_stats"))
+        return -1;
     /* The count of walks cut short (the runtime writes walks_cut_short). */
     static const char *const truncated_keys[] = {"walks_cut_short", "truncated_walks"};
     for (size_t i = 0; i < sizeof truncated_keys / sizeof *truncated_keys; i++)

@@ -786,6 +786,15 @@ static void footer(FILE *out, const struct profile *p, const struct summary *s)
     if (p->kind == PROFILE_CPU)
         fprintf(out, "  %" PRIu64 " sample%s dropped\n", p->meta.dropped,
                 p->meta.dropped == 1 ? "" : "s");
+    if (p->kind == PROFILE_CPU && p->meta.runtime_samples) {
+        /* Samples taken at the rate the run achieved: each stands for 1/rate s. */
+        uint64_t n = p->meta.runtime_samples;
+        double ms = p->meta.rate_hz > 0 ? 1e3 * (double)n / p->meta.rate_hz : 0;
+        fprintf(out, "  kestrel's own work on the program's threads: %" PRIu64 " sample%s", n,
+                n == 1 ? "" : "s");
+        if (ms > 0) fprintf(out, " (about %.1f ms)", ms);
+        fputs(", left out of the profile\n", out);
+    }
     /* What the run said about itself: an engine fallback and why, what went past a
      * table's limit. */
     for (size_t i = 0; i < p->meta.n_comments; i++) {
