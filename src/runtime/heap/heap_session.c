@@ -247,6 +247,14 @@ static void heap_defer_free(void *p)
                                         __ATOMIC_RELAXED));
 }
 
+/* Runs fn(arg), kestrel's own work on a program's thread, on a side stack: a CPU sample
+ * taken meanwhile is known for kestrel's (rtown.h). On this stack when none is free, or
+ * when this thread already runs on one. */
+static void heap_own_run(void (*fn)(void *), void *arg)
+{
+    if (heap_tls.side || heap_side_run(&heap_tls, fn, arg)) fn(arg);
+}
+
 void heap_free_deferred(void)
 {
     void *p = __atomic_exchange_n(&heap_tls.deferred, NULL, __ATOMIC_RELAXED);
@@ -257,12 +265,8 @@ void heap_free_deferred(void)
     }
 }
 
-void heap_sampled_free(void *p)
+static void heap_sampled_free_work(void *p)
 {
-    if (heap_tls.locks) {
-        heap_defer_free(p);
-        return;
-    }
     struct heap_block *h = heap_block_of(p);
     if (h->gen && h->gen == __atomic_load_n(&heap_gen, __ATOMIC_ACQUIRE) &&
         __atomic_load_n(&heap_active, __ATOMIC_ACQUIRE)) {
@@ -285,6 +289,14 @@ void heap_sampled_free(void *p)
     heap_region_release(p);
 }
 
+void heap_sampled_free(void *p)
+{
+    if (heap_tls.locks)
+        heap_defer_free(p);
+    else
+        heap_own_run(heap_sampled_free_work, p);
+}
+
 /* ===== sessions ===== */
 
 static void heap_flush(enum lifecycle_event ev);
@@ -298,14 +310,6 @@ static const struct lifecycle_client heap_client = {.name = "heap",
                                                     .flush = heap_flush,
                                                     .after_fork_child = heap_after_fork_child,
                                                     .flush_in_handler = 1};
-
-/* Runs fn(arg), kestrel's own work on a program's thread, on a side stack: a CPU sample
- * taken meanwhile is known for kestrel's (rtown.h). On this stack when none is free, or
- * when this thread already runs on one. */
-static void heap_own_run(void (*fn)(void *), void *arg)
-{
-    if (heap_tls.side || heap_side_run(&heap_tls, fn, arg)) fn(arg);
-}
 
 static void heap_build_tables(void *arg)
 {
