@@ -21,3 +21,15 @@ $(HEAP_ACCURACY): bench/heap_accuracy.c $(LIBANALYSIS) $(LIBKESTREL_SO)
 	@mkdir -p $(@D)
 	$(CC) $(ANALYSIS_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/lib -Wl,-rpath,$(abspath $(BUILD)/lib) \
 	    -lkestrel $(LIBANALYSIS) $(ANALYSIS_LIBS) -ldl
+
+# C++ operator new/delete, linked three ways (bench/heap_cxx_bench.sh).
+HEAP_CXX_WORK := $(addprefix $(BUILD)/bench/heap_cxx_work_,glibc tcmalloc jemalloc)
+BENCHES += bench/heap_cxx_bench.sh
+bench/heap_cxx_bench.sh: $(HEAP_CXX_WORK) $(LIBKESTREL_SO)
+HEAP_CXX_LIBS_glibc :=
+HEAP_CXX_LIBS_tcmalloc := -ltcmalloc_minimal
+HEAP_CXX_LIBS_jemalloc := -ljemalloc
+$(BUILD)/bench/heap_cxx_work_%: bench/heap_cxx_work.cc
+	@mkdir -p $(@D)
+	$(CXX) -O2 -g -fno-omit-frame-pointer -std=c++17 -Wall -Wextra -Werror -o $@ $< \
+	    $(HEAP_CXX_LIBS_$*)
