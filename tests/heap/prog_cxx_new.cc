@@ -9,6 +9,7 @@
 // operator new asks of aligned_alloc).
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 static const size_t MiB = 1 << 20;
@@ -76,8 +77,40 @@ __attribute__((noinline)) static size_t keep_aligned()
         std::printf(#site " %zu %zu\n", asked, rounded);                                          \
     } while (0)
 
+// With "oom": what each form does with a request no allocator serves, as the standard says:
+// the new_handler is called, then bad_alloc is thrown, or nullptr for nothrow.
+static int handler_calls;
+static void handler()
+{
+    handler_calls++;
+    std::set_new_handler(nullptr);
+}
+
+static int oom()
+{
+    const size_t huge = (size_t)1 << 62;
+    std::set_new_handler(handler);
+    try {
+        sink = operator new(huge);
+        std::printf("new: no exception\n");
+    } catch (const std::bad_alloc &) {
+        std::printf("new: bad_alloc after %d new_handler call\n", handler_calls);
+    }
+    try {
+        sink = operator new[](huge, std::align_val_t{64});
+        std::printf("aligned new[]: no exception\n");
+    } catch (const std::bad_alloc &) {
+        std::printf("aligned new[]: bad_alloc\n");
+    }
+    std::printf("nothrow new: %s\n", operator new(huge, std::nothrow) ? "a block" : "null");
+    std::printf("aligned nothrow new[]: %s\n",
+                operator new[](huge, std::align_val_t{64}, std::nothrow) ? "a block" : "null");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !std::strcmp(argv[1], "oom")) return oom();
     if (argc > 1) total = (size_t)atol(argv[1]) * MiB;
     REPORT(site_new);
     REPORT(site_new_array);

@@ -5,9 +5,9 @@
 # alloc_space must be the bytes it asked for within the sampling's tolerance
 # (heap_test.h: 4.5 standard errors sqrt(2 B (m + s)) plus 16 m; a site missed reads 0,
 # one counted twice reads double), the in-use bytes those of the one site that keeps
-# its blocks (every delete form gave back its sampled blocks). With glibc, libstdc++'s
-# aligned operator new asks aligned_alloc for the size rounded up to the alignment,
-# which is what is counted there.
+# its blocks (every delete form gave back its sampled blocks). The bytes asked for are
+# what counts, also with libstdc++ (whose aligned new would ask aligned_alloc for the size
+# rounded up to the alignment: the program prints both).
 #
 # Preload orders: libkestrel.so before tcmalloc or jemalloc works, profiled or not; the
 # allocator before libkestrel.so runs unprofiled programs as the allocator alone would
@@ -78,7 +78,7 @@ profiled() {
 }
 
 # Linked against each allocator, libkestrel.so preloaded.
-profiled "glibc" "$LIB" prog_cxx_new_glibc 1
+profiled "glibc" "$LIB" prog_cxx_new_glibc 0
 profiled "linked tcmalloc" "$LIB" prog_cxx_new_tcmalloc 0
 profiled "linked jemalloc" "$LIB" prog_cxx_new_jemalloc 0
 # Preloaded behind libkestrel.so.
@@ -91,6 +91,18 @@ PY=$(ls /usr/bin/python3.[0-9]* 2>/dev/null | grep -E 'python3\.[0-9]+$' | head 
 rm -f "$T/py.pb.gz"
 out=$(LD_PRELOAD="$LIB" KESTREL_HEAP="$T/py.pb.gz" "$PY" -c 'x = [str(i) for i in range(10000)]' 2>&1)
 [ $? = 0 ] && [ -s "$T/py.pb.gz" ] || bad "$PY, heap profile: $out"
+
+# A request no allocator serves: the new_handler, then bad_alloc, or nullptr (nothrow),
+# as each program does alone, profiled or not.
+for p in glibc tcmalloc jemalloc; do
+    want=$("build/tests/heap/prog_cxx_new_$p" oom 2>&1)
+    grep -q "new: bad_alloc after 1 new_handler call" <<<"$want" || bad "oom, $p alone: $want"
+    for heap in "" "$T/oom.pb.gz"; do
+        out=$(LD_PRELOAD="$LIB" KESTREL_HEAP_INTERVAL=$M ${heap:+KESTREL_HEAP=$heap} \
+            "build/tests/heap/prog_cxx_new_$p" oom 2>&1)
+        [ "$out" = "$want" ] || bad "oom, $p, ${heap:+profiled}${heap:-not profiled}: $out (alone: $want)"
+    done
+done
 
 # Not profiled: every order runs the program as it runs alone.
 want=$(build/tests/heap/prog_cxx_new_glibc 4)

@@ -2,16 +2,17 @@
  * arrays of each; sized and aligned deletes), interposed in front of the next
  * definition (libstdc++'s, or an allocator's such as tcmalloc's or jemalloc's).
  *
- * libstdc++'s operator new calls malloc (aligned_alloc for the aligned forms), which
- * the profiler counts already: a form whose next definition reaches the profiler's
- * allocation functions passes straight through, or its bytes would count twice. An
- * allocator that defines operator new serves it from its own heap and malloc never
- * sees it: such forms are counted here, with malloc's countdown and sampling. Which is
- * which is found once, by calling each form of the next operator new at a session's
- * start (heap_new_probe): a form counts here when that call reached no slow path of
- * the profiler's. Until then (and while no session ever ran) every form passes
- * through. A block sampled here comes from the region, so every operator delete
- * checks the region first, as free does.
+ * libstdc++'s operator new is malloc (aligned_alloc for the aligned forms) until that
+ * fails, and its delete is free: with libstdc++ next, each form calls the profiler's
+ * malloc path itself and libstdc++'s only after a failure, and delete calls free. Any
+ * other next definition: an allocator that defines operator new serves it from its own
+ * heap and malloc never sees it, so such forms are counted here, with malloc's countdown
+ * and sampling; one that reaches the profiler's allocation functions passes straight
+ * through, or its bytes would count twice. Which is which is found once, by calling
+ * each form of the next operator new at a session's start (heap_new_probe): a form
+ * counts here when that call reached no slow path of the profiler's. Until then (and
+ * while no session ever ran) such forms pass through. A block sampled here comes from
+ * the region, so every operator delete checks the region first, as free does.
  *
  * Every function here runs inside the program's allocations; none in a signal handler.
  * The pass-through paths are tail calls: an exception thrown by the next operator new
@@ -21,6 +22,7 @@
 
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define FRAME() ((uintptr_t)__builtin_frame_address(0))
 
@@ -81,6 +83,10 @@ static const char *const heap_del_names[HD_DELS] = {
 static void *heap_new_next[HN_NEWS]; /* the next definitions, NULL until found */
 static void *heap_del_next[HD_DELS];
 static unsigned heap_new_counted; /* bit i: form i is counted here (heap_new_probe) */
+/* The next operator new is libstdc++'s, which is malloc (aligned_alloc) until that fails:
+ * kestrel calls its malloc itself, and libstdc++'s only for what follows a failure (the
+ * new_handler, bad_alloc); its operator delete is free. One hop less each way. */
+static int heap_new_libstdcxx;
 static int heap_new_probed;
 
 struct heap_tls *heap_probe_owner;
@@ -97,6 +103,14 @@ __attribute__((noinline, cold)) static void heap_new_resolve(void)
         if (!__atomic_load_n(&heap_del_next[i], __ATOMIC_ACQUIRE))
             __atomic_store_n(&heap_del_next[i], dlsym(RTLD_NEXT, heap_del_names[i]),
                              __ATOMIC_RELEASE);
+    Dl_info info;
+    void *f = heap_new_next[HN_NEW];
+    if (f && dladdr(f, &info) && info.dli_fname) {
+        const char *base = strrchr(info.dli_fname, '/');
+        base = base ? base + 1 : info.dli_fname;
+        if (!strncmp(base, "libstdc++.so", 12))
+            __atomic_store_n(&heap_new_libstdcxx, 1, __ATOMIC_RELEASE);
+    }
 }
 
 static inline void *heap_new_fn(int i)
@@ -183,15 +197,29 @@ static inline int heap_new_counts(int i)
 
 /* ===== operator new ===== */
 
-/* A form counted here: malloc's fast path, its sample (alignment `align`), else the
- * next definition, called by each form with its own arguments. */
+/* Before the next definition, called by each form with its own arguments: with
+ * libstdc++ behind, its malloc (aligned_alloc), whose NULL libstdc++'s new then handles
+ * (it calls malloc again: a request that failed counts twice); a form counted here,
+ * malloc's fast path and its sample (alignment `align`). */
 #define HEAP_NEW_SAMPLE(i, n, align)                                                               \
     do {                                                                                           \
-        if (heap_new_counts(i) && heap_count(n)) {                                                 \
+        if (__atomic_load_n(&heap_new_libstdcxx, __ATOMIC_RELAXED)) {                              \
+            void *p_ = heap_new_malloc(n ? n : 1, align, FRAME());                                 \
+            if (p_) return p_;                                                                     \
+        } else if (heap_new_counts(i) && heap_count(n)) {                                          \
             void *p_ = heap_try_sample(n, align, 0, FRAME());                                      \
             if (p_) return p_;                                                                     \
         }                                                                                          \
     } while (0)
+
+static inline void *heap_new_malloc(size_t n, size_t align, uintptr_t fp)
+{
+    if (heap_count(n)) {
+        void *p = heap_try_sample(n, align, 0, fp);
+        if (p) return p;
+    }
+    return align <= 16 ? heap_next.malloc(n) : heap_next.aligned_alloc(align, n);
+}
 
 static inline size_t heap_new_align(size_t al)
 {
@@ -254,12 +282,17 @@ KESTREL_INTERPOSE void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, 
 /* ===== operator delete ===== */
 
 /* A block of the region is the profiler's whatever form deletes it; any other is
- * the next definition's, with the arguments it was given. With no next definition
- * (none can be loaded: only C++ code calls these), free. */
+ * free's with libstdc++ behind (all its forms are free), else the next definition's,
+ * with the arguments it was given. With no next definition (none can be loaded: only
+ * C++ code calls these), free. */
 #define HEAP_DELETE(i, p, type, ...)                                                               \
     do {                                                                                           \
         if (heap_region_has(p)) {                                                                  \
             heap_sampled_free(p);                                                                  \
+            return;                                                                                \
+        }                                                                                          \
+        if (__atomic_load_n(&heap_new_libstdcxx, __ATOMIC_RELAXED)) {                              \
+            heap_next.free(p);                                                                     \
             return;                                                                                \
         }                                                                                          \
         void *f_ = heap_del_fn(i);                                                                 \
