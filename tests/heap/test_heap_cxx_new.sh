@@ -98,9 +98,10 @@ for p in glibc tcmalloc jemalloc; do
     want=$("build/tests/heap/prog_cxx_new_$p" oom 2>&1)
     grep -q "new: bad_alloc after 1 new_handler call" <<<"$want" || bad "oom, $p alone: $want"
     for heap in "" "$T/oom.pb.gz"; do
-        out=$(LD_PRELOAD="$LIB" KESTREL_HEAP_INTERVAL=$M ${heap:+KESTREL_HEAP=$heap} \
+        out=$(env LD_PRELOAD="$LIB" KESTREL_HEAP_INTERVAL=$M ${heap:+KESTREL_HEAP=$heap} \
             "build/tests/heap/prog_cxx_new_$p" oom 2>&1)
-        [ "$out" = "$want" ] || bad "oom, $p, ${heap:+profiled}${heap:-not profiled}: $out (alone: $want)"
+        [ "$out" = "$want" ] || bad "oom, $p, ${heap:+profiled}: $out (alone: $want)"
+        [ -z "$heap" ] || [ -s "$heap" ] || bad "oom, $p, profiled: no profile"
     done
 done
 
