@@ -129,6 +129,7 @@ refs() { # config n -> instructions, or empty when it crashed
     done
     env "${envs[@]}" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
         "${prog[@]}" >/dev/null 2>"$T/cg" || true
+    grep -q "Process terminating" "$T/cg" && return # it crashed: no count
     sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' "$T/cg" | tr -d ,
 }
 n1=$((N / 20)) n2=$((N / 10))
