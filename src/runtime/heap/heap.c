@@ -91,7 +91,8 @@ static const char *heap_first_malloc(void)
         l = l->l_prev;
     for (; l && l != self; l = l->l_next) {
         int exe = !l->l_prev;
-        if (!exe && (!l->l_name || !*l->l_name)) continue; /* the vdso */
+        /* The vdso (no path): asked, it would fail, and a failed dlsym allocates. */
+        if (!exe && (!l->l_name || !strchr(l->l_name, '/'))) continue;
         void *h = exe ? NULL : dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
         void *f = exe ? dlsym(RTLD_DEFAULT, "malloc") : h ? dlsym(h, "malloc") : NULL;
         /* A definition in l itself: not one of its dependencies', nor l's PLT entry
