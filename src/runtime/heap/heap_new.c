@@ -224,14 +224,22 @@ __attribute__((noinline)) static void *heap_new_slow(int i, size_t n, size_t al,
     return heap_new_call(i, n, al, nt);
 }
 
-/* One byte's look, then the next definition (a jump); with libstdc++ next, malloc's
- * own fast path (a block of the sample, or the next malloc or aligned_alloc) and
- * libstdc++'s new only when that returned NULL; anything else in heap_new_slow. `al` is
- * 0 for the forms without an alignment. */
+/* One byte's look, then the next definition (a jump); counted here, malloc's countdown
+ * before it; with libstdc++ next, malloc's own fast path (a block of the sample, or the
+ * next malloc or aligned_alloc) and libstdc++'s new only when that returned NULL;
+ * anything else (not resolved, size 0) in heap_new_slow. `al` is 0 for the forms
+ * without an alignment. */
 #define HEAP_NEW(i, call, n, al, nt)                                                               \
     do {                                                                                           \
         int m_ = __atomic_load_n(&heap_new_mode[i], __ATOMIC_ACQUIRE);                             \
         if (__builtin_expect(m_ == HM_PASS, 1)) return call;                                       \
+        if (m_ == HM_COUNT && (!(al) || heap_pow2(al))) {                                          \
+            if (heap_count(n)) {                                                                   \
+                void *p_ = heap_try_sample(n, (al) < 16 ? 16 : (al), 0, FRAME());                  \
+                if (p_) return p_;                                                                 \
+            }                                                                                      \
+            return call;                                                                           \
+        }                                                                                          \
         if (m_ == HM_MALLOC && n && (!(al) || heap_pow2(al))) {                                    \
             void *p_ = NULL;                                                                       \
             size_t a_ = (al) < 16 ? 16 : (al);                                                     \
