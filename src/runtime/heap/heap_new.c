@@ -15,8 +15,10 @@
  * the region, so every operator delete checks the region first, as free does.
  *
  * Every function here runs inside the program's allocations; none in a signal handler.
- * The pass-through paths are tail calls: an exception thrown by the next operator new
- * never crosses a frame of the runtime. */
+ * The paths that pass are jumps to the next definition; where the next operator new is
+ * called instead (after a failed malloc, with libstdc++ next, for its new_handler and
+ * bad_alloc), the exception it throws crosses frames that have unwind tables (.eh_frame)
+ * and nothing to clean up (tests/heap/test_heap_cxx_new.sh checks bad_alloc). */
 #include "runtime/heap/heap.h"
 #include "runtime/interpose.h"
 
