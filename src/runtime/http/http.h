@@ -1,9 +1,12 @@
 /* http — the runtime's scrape endpoints: Go's net/http/pprof contract served from a
  * thread of the runtime's own when KESTREL_HTTP=ADDR:PORT is set.
  *
- *   server.c   the address (loopback unless KESTREL_HTTP_ALLOW_REMOTE=1), the listening
- *              socket, the thread, one connection at a time with its request read under
- *              a size and time bound, the responses, the CPU window that is pending
+ *   server.c   the address (loopback or unix:PATH unless KESTREL_HTTP_ALLOW_REMOTE=1),
+ *              the listening socket, the thread, up to HTTP_CONN_MAX connections read
+ *              and written from one poll loop under size and time bounds, the
+ *              responses, the CPU window that is pending
+ *   peer.c     the uid of the client (SO_PEERCRED, /proc/net/tcp{,6}): the program's
+ *              own user and root only, unless KESTREL_HTTP_ALLOW_ANY_USER=1
  *   routes.c   what each path answers: /debug/pprof/ (index), profile, heap, allocs,
  *              symbol; Go's errors (text/plain, X-Go-Pprof: 1)
  *   symtab.c   function names from the images' .symtab/.dynsym, for /debug/pprof/symbol
@@ -20,6 +23,8 @@
 #include "common/pbwire.h"
 
 #define HTTP_HEAD_MAX (16 * 1024)      /* request line and headers */
+#define HTTP_CONN_MAX 32               /* connections open at once; more are refused */
+#define HTTP_PENDING_MAX (64u << 20)   /* bytes of answers in flight at once */
 #define HTTP_BODY_MAX (1024 * 1024)    /* a POST body (/debug/pprof/symbol) */
 #define HTTP_READ_MS 3000              /* a whole request must arrive within this */
 #define HTTP_WRITE_MS 10000            /* a whole response must leave within this */
@@ -61,6 +66,14 @@ unsigned http_seconds_max(void);
 /* Answers one request. Returns 1 when the connection was taken over (a CPU window),
  * 0 when `out` holds the response to send now. */
 int http_route(const struct http_req *req, struct http_resp *out);
+
+/* ===== peer.c ===== */
+#include <sys/types.h>
+/* The uid owning the other end of a connected socket: 0, or -errno (-ENOENT: not found
+ * among this machine's sockets). */
+int peer_uid(int fd, uid_t *uid);
+/* 1 for the program's real or effective user and root. */
+int peer_allowed(uid_t uid);
 
 /* ===== symtab.c ===== */
 /* The name of the function containing `addr` in a loaded image, from its ELF symbol
