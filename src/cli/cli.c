@@ -301,6 +301,7 @@ int cli_export_all(const struct profile *p, const struct summary *s, int state,
     struct summary *only = cli_state_summary(p, s, state, &failed);
     if (failed) return (int)n;
     for (size_t i = 0; i < n; i++) {
+        if (writer_export_only(w[i])) continue;
         size_t len = strlen(stem) + strlen(w[i]->suffix) + 1;
         char *path = malloc(len);
         if (!path) return summary_free(only), failed + (int)(n - i);

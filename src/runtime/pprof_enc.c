@@ -48,7 +48,8 @@ int pp_scratch_init(struct pp_scratch *s, uint32_t max_str)
     memset(s, 0, sizeof *s);
     s->max_str = max_str;
     s->str_mask = pp_pow2(max_str) - 1;
-    s->text_cap = 64 * 1024 + (size_t)IMAGES_MAX * (2 * IMAGE_BUILD_ID_MAX + 1);
+    s->text_cap = 64 * 1024 + (size_t)IMAGES_MAX * (2 * IMAGE_BUILD_ID_MAX + 1) +
+                  (pp_names_here ? PP_NAMES_TEXT : 0);
     size_t sz = max_str * (sizeof(char *) + sizeof(uint32_t)) +
                 (s->str_mask + 1) * sizeof(uint32_t) + IMAGES_MAX * sizeof(uint32_t) + s->text_cap +
                 64;
@@ -136,6 +137,9 @@ static const struct image *pp_image_of(uintptr_t addr, size_t *index)
     return NULL;
 }
 
+__thread int pp_names_here;
+const char *(*pp_name_of)(uint64_t addr);
+
 /* The location id of a frame's address, written the first time it is seen. */
 uint64_t pp_location(struct pp_scratch *s, struct pb_buf *b, uintptr_t addr)
 {
@@ -161,11 +165,28 @@ uint64_t pp_location(struct pp_scratch *s, struct pb_buf *b, uintptr_t addr)
         if (!s->image_mapping[index]) s->image_mapping[index] = index + 1;
         mapping = s->image_mapping[index];
     }
+    int64_t name = 0;
+    if (pp_names_here && pp_name_of && im) {
+        const char *fn = pp_name_of(addr);
+        name = fn ? pp_strf(s, "%s", fn) : 0; /* copied: the symbol tables may be dropped */
+    }
     size_t m = pb_begin(b, PROFILE_LOCATION);
     pb_put_uint(b, LOCATION_ID, id);
     pb_put_uint(b, LOCATION_MAPPING_ID, mapping);
     pb_put_uint(b, LOCATION_ADDRESS, addr);
+    if (name > 0) {
+        size_t l = pb_begin(b, LOCATION_LINE);
+        pb_put_uint(b, LINE_FUNCTION_ID, id); /* one function per location: ids shared */
+        pb_end(b, l);
+    }
     pb_end(b, m);
+    if (name > 0) {
+        size_t f = pb_begin(b, PROFILE_FUNCTION);
+        pb_put_uint(b, FUNCTION_ID, id);
+        pb_put_int(b, FUNCTION_NAME, name);
+        pb_put_int(b, FUNCTION_SYSTEM_NAME, name);
+        pb_end(b, f);
+    }
     return id;
 }
 
@@ -187,6 +208,7 @@ void pp_mappings(struct pp_scratch *s, struct pb_buf *b)
         pb_put_uint(b, MAPPING_OFFSET, im->text_offset - (im->text - start));
         pb_put_int(b, MAPPING_FILENAME, pp_cstr(s, im->path));
         pb_put_int(b, MAPPING_BUILD_ID, pp_cstr(s, hex));
+        pb_put_uint(b, MAPPING_HAS_FUNCTIONS, pp_names_here && pp_name_of);
         pb_end(b, m);
     }
 }

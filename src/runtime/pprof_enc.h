@@ -2,7 +2,8 @@
  * string table, locations as addresses (one per distinct address) and the mappings
  * they fall in, page-aligned, with path, file offset and build id. The heap profile
  * (heap/heap_pprof.c) and the CPU window of the HTTP endpoint (cpu/cpu_pprof.c) are
- * both written through it, unsymbolized: a reader symbolizes from the mappings.
+ * both written through it, unsymbolized (a reader symbolizes from the mappings) but
+ * for names of functions where a thread asks for them (pp_names_here).
  *
  * Works in mmap'd scratch, never malloc: the heap writer runs while malloc is
  * interposed. Not for a signal handler. */
@@ -34,6 +35,15 @@ struct pp_scratch {
     void *map;
     size_t map_size;
 };
+
+/* Function names in the locations this thread encodes (one function per location,
+ * from pp_name_of, the images' symbol tables): set by the scrape endpoints' thread,
+ * whose readers (Parca, Pyroscope) have no binaries to name them from. Files the
+ * runtime writes keep addresses alone; the CLI symbolizes them fully. Names take at
+ * most PP_NAMES_TEXT bytes; a location past them keeps its address alone. */
+#define PP_NAMES_TEXT (4u << 20)
+extern __thread int pp_names_here;
+extern const char *(*pp_name_of)(uint64_t addr);
 
 /* A scratch whose string table holds up to max_str strings. 0 or -ENOMEM. */
 int pp_scratch_init(struct pp_scratch *s, uint32_t max_str);

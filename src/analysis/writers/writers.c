@@ -9,17 +9,22 @@
 #include <unistd.h>
 
 extern const struct writer writer_speedscope, writer_cpuprofile, writer_folded, writer_summary,
-    writer_pprof, writer_html;
+    writer_pprof, writer_html, writer_otlp;
 
 static const struct writer *const all[] = {
     &writer_speedscope, &writer_cpuprofile, &writer_folded,
-    &writer_summary,    &writer_pprof,      &writer_html,
+    &writer_summary,    &writer_pprof,      &writer_html, &writer_otlp,
 };
 
 const struct writer *const *writers_all(size_t *n)
 {
     *n = sizeof all / sizeof all[0];
     return all;
+}
+
+int writer_export_only(const struct writer *w)
+{
+    return w == &writer_otlp;
 }
 
 const struct writer *writers_find(const char *format)

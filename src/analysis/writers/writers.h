@@ -27,6 +27,10 @@ struct writer {
     int every_state;
 };
 
+/* 1 for a format written by `kestrel export` alone, not among `kestrel record`'s files
+ * (otlp: a request for a receiver, not a file a user opens). */
+int writer_export_only(const struct writer *w);
+
 /* Every writer, in FORMATS.md §3 order; n gets the count. */
 const struct writer *const *writers_all(size_t *n);
 

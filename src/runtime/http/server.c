@@ -31,6 +31,7 @@
 #include "runtime/cpu/profile_state.h"
 #include "runtime/cpu/sink.h"
 #include "runtime/lifecycle.h"
+#include "runtime/pprof_enc.h"
 #include "runtime/rtfd.h"
 #include "runtime/rtmem.h"
 #include "runtime/rtthread.h"
@@ -512,6 +513,7 @@ static void http_end_all(void)
 static void *http_main(void *arg)
 {
     (void)arg;
+    pp_names_here = 1; /* profiles served carry function names: scrapers have no binaries */
     struct pollfd pf[HTTP_CONN_MAX + 1];
     struct http_conn *who[HTTP_CONN_MAX + 1];
     for (;;) {
@@ -778,6 +780,7 @@ __attribute__((constructor)) static void http_init(void)
         hs.conns[i].slot = mm + conns_size + (size_t)HTTP_SLOT_BUF * i;
     }
     hs.big = mm + conns_size + (size_t)HTTP_SLOT_BUF * HTTP_CONN_MAX;
+    pp_name_of = symtab_lookup;
     lifecycle_register(&http_client);
     lifecycle_threads_coming();
     pthread_t t;
