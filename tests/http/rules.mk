@@ -9,3 +9,11 @@ TEST_DEPS += $(HTTP_PROGS) $(LIBKESTREL_SO) $(KESTREL)
 $(BUILD)/tests/http/prog_%: tests/http/prog_%.c
 	@mkdir -p $(@D)
 	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -o $@ $<
+
+# Parca, the continuous-profiling server test_parca.py and test_otlp.py run: built once
+# with the machine's Go (scripts/parca.sh caches it under ~/.cache/kestrel; the first
+# build takes many minutes), before the tests, whose time limit it would not fit.
+$(BUILD)/tests/http/parca.path: scripts/parca.sh
+	@mkdir -p $(@D)
+	scripts/parca.sh > $@
+TEST_DEPS += $(BUILD)/tests/http/parca.path $(BUILD)/examples/demo

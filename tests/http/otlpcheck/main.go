@@ -135,8 +135,8 @@ func main() {
 	rp := req.ResourceProfiles[0]
 	attrs := map[string]string{}
 	for _, kv := range rp.Resource.GetAttributes() {
-		if v, ok := kv.Value.GetValue().(interface{ GetStringValue() string }); ok && v.GetStringValue() != "" {
-			attrs[kv.Key] = v.GetStringValue()
+		if v := kv.Value.GetStringValue(); v != "" {
+			attrs[kv.Key] = v
 		} else {
 			attrs[kv.Key] = strconv.FormatInt(kv.Value.GetIntValue(), 10)
 		}

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""kestrel export --format otlp, checked with the official OpenTelemetry types: the
+demo (build/examples/demo) recorded by `kestrel record`, exported as OTLP, decoded by
+otlpcheck (tests/http/otlpcheck, go.opentelemetry.io/proto/otlp's profiles
+v1development from the Go module proxy, cached in Go's module cache): the
+dictionary's zero entries, the resource's process and host attributes, one sample
+type per profile, the original pprof payload, stacks and sample counts equal to
+kestrel's own folded export, timestamps equal to the raw profile's running samples'
+times. Then the request is pushed to a real receiver, Parca's OTLP/gRPC
+ProfilesService, and Parca's query API returns it with the demo's hot function first."""
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from httplib import BUILD, KESTREL, ROOT, Checker, leaf_totals, parse_raw
+from parcalib import Parca, pprof_top
+
+c = Checker()
+check_bin = os.path.join(BUILD, "tests", "http", "otlpcheck")
+r = subprocess.run(["go", "build", "-o", check_bin, "."], cwd=os.path.join(ROOT, "tests", "http", "otlpcheck"),
+                   capture_output=True, text=True, timeout=1800)
+c.check(r.returncode == 0, "otlpcheck builds with the official OTLP types: %s" % r.stderr[-1000:])
+if r.returncode:
+    c.exit()
+
+d = tempfile.mkdtemp(prefix="kestrel-otlp-")
+stem = os.path.join(d, "demo")
+r = subprocess.run([KESTREL, "record", "-o", stem, "--", os.path.join(BUILD, "examples", "demo")],
+                   capture_output=True, text=True, timeout=300)
+c.check(r.returncode == 0, "kestrel record runs the demo: %s" % r.stderr[-500:])
+c.check(not os.path.exists(stem + ".otlp.pb"), "kestrel record does not write the OTLP request")
+raw = glob.glob(os.path.join(stem + ".raw", "*.json"))
+c.check(len(raw) == 1, "one raw profile: %r" % raw)
+otlp, folded = stem + ".otlp.pb", stem + ".samples.folded"
+r = subprocess.run([KESTREL, "export", "--format", "otlp", "-o", otlp, stem + ".raw"],
+                   capture_output=True, text=True)
+c.check(r.returncode == 0 and os.path.getsize(otlp) > 0, "kestrel export --format otlp: %s" % r.stderr)
+r = subprocess.run([KESTREL, "export", "--format", "folded", "--sample-type", "samples", "-o", folded,
+                    stem + ".raw"], capture_output=True, text=True)
+c.check(r.returncode == 0, "kestrel export --format folded: %s" % r.stderr)
+
+r = subprocess.run([check_bin, "-otlp", otlp, "-folded", folded, "-raw", raw[0]], capture_output=True,
+                   text=True, timeout=120)
+print(r.stdout, r.stderr)
+c.check(r.returncode == 0, "the OTLP request decodes with the official types and equals kestrel's own "
+        "exports: %s" % r.stderr.strip())
+
+# a bad input: a message, no output file
+bad = os.path.join(d, "bad.json")
+with open(bad, "w") as f:
+    f.write("{not json")
+r = subprocess.run([KESTREL, "export", "--format", "otlp", "-o", os.path.join(d, "bad.otlp.pb"), bad],
+                   capture_output=True, text=True)
+c.check(r.returncode != 0 and r.stderr.startswith("kestrel: ") and
+        not os.path.exists(os.path.join(d, "bad.otlp.pb")), "bad input: a message, no file: %r" % r.stderr)
+
+# pushed to a real receiver: Parca's OTLP ingest
+parca = Parca("scrape_configs: []\n")
+try:
+    t0 = time.time()
+    r = subprocess.run([check_bin, "-otlp", otlp, "-folded", folded, "-raw", raw[0],
+                        "-push", "127.0.0.1:%d" % parca.port], capture_output=True, text=True, timeout=120)
+    print(r.stdout, r.stderr)
+    c.check(r.returncode == 0 and "accepted" in r.stdout, "Parca accepts the request: %s" % r.stderr.strip())
+    time.sleep(2)
+    types = parca.types()
+    print("Parca's profile types: %s" % types)
+    t = [x for x in types if x.get("name") == "kestrel" and x.get("sampleType") == "samples"]
+    c.check(t, "Parca stored the samples/count profile under the scope's name, kestrel")
+    if t:
+        t = t[0]
+        q = "%s:%s:%s:%s:%s%s{}" % (t["name"], t["sampleType"], t["sampleUnit"], t["periodType"],
+                                     t["periodUnit"], ":delta" if t.get("delta") else "")
+        rc, out, err = pprof_top(parca.merged_pprof(q, t0 - 3600, time.time() + 60))
+        c.check(rc == 0, "go tool pprof reads Parca's profile: %s" % err[-300:])
+        types_, samples, locs = parse_raw(out)
+        top = leaf_totals(samples, locs, 0)
+        print("Parca's profile, by leaf function: %s" % top[:4])
+        total = sum(v for _, v in top)
+        with open(folded) as f:
+            want = sum(int(l.rsplit(" ", 1)[1]) for l in f if l.strip())
+        c.check(top and top[0][0] == "mix_bytes", "mix_bytes, the demo's hot function, is first")
+        c.check(total == want, "Parca counts the samples exported: %d of %d" % (total, want))
+finally:
+    parca.stop()
+    if c.failed:
+        print(parca.logs()[-3000:])
+c.exit()
