@@ -1,9 +1,9 @@
 /* The benchmark's load generator: an open loop at RATE requests a second (each sent
  * at its scheduled time, whatever the earlier ones are doing, so a slow answer does
  * not hide the ones queued behind it), CONC connections in flight at most, for
- * SECONDS. Every minute it prints one line: requests done, errors, latency p50, p90,
- * p99, max (µs, measured from each request's scheduled time). Usage:
- * load PORT RATE SECONDS [CONC] */
+ * SECONDS. Every WINDOW seconds (default 60) it prints one line: requests done, errors,
+ * latency p50, p90, p99, max (µs, measured from each request's scheduled time). Usage:
+ * load PORT RATE SECONDS [CONC] [WINDOW] */
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -42,7 +42,7 @@ static void report(int minute, size_t errors)
 {
     qsort(lat, nlat, sizeof *lat, cmp);
     double p = nlat ? 1e6 : 0;
-    printf("minute %d requests %zu errors %zu p50 %.0f p90 %.0f p99 %.0f max %.0f\n", minute, nlat,
+    printf("window %d requests %zu errors %zu p50 %.0f p90 %.0f p99 %.0f max %.0f\n", minute, nlat,
            errors, nlat ? lat[nlat / 2] * p : 0, nlat ? lat[nlat * 9 / 10] * p : 0,
            nlat ? lat[nlat * 99 / 100] * p : 0, nlat ? lat[nlat - 1] * p : 0);
     fflush(stdout);
@@ -55,13 +55,15 @@ int main(int argc, char **argv)
     int port = atoi(argv[1]);
     double rate = atof(argv[2]), seconds = atof(argv[3]);
     int conc = argc > 4 ? atoi(argv[4]) : 64;
+    double window = argc > 5 ? atof(argv[5]) : 60;
+    if (window <= 0) window = 60;
     if (conc > CONC_MAX) conc = CONC_MAX;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     struct conn c[CONC_MAX];
     for (int i = 0; i < conc; i++)
         c[i].fd = -1;
-    double start = now(), next = start, minute_end = start + 60;
+    double start = now(), next = start, minute_end = start + window;
     unsigned long id = 0;
     size_t errors = 0;
     int minute = 1;
@@ -117,7 +119,7 @@ int main(int argc, char **argv)
         if (now() >= minute_end) {
             report(minute++, errors);
             errors = 0;
-            minute_end += 60;
+            minute_end += window;
         }
     }
     if (nlat) report(minute, errors);

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """The scrape endpoints under load (BENCHMARKS.md `## Scrape endpoints`).
 
-Two copies of bench/http/server side by side, each under its own open-loop load
-generator (bench/http/load, RATE requests a second) for SECONDS: one unprofiled, one
-preloaded with libkestrel (CPU at 997 Hz, heap at 512 KiB, KESTREL_HTTP) and scraped
-every 10 s on every endpoint (profile?seconds=5, heap, allocs, symbol). Reported: each
-minute's latency p50/p90/p99/max and requests for both, their RSS every minute, and
-the duration of every scrape. Usage: run.py [SECONDS] [RATE]"""
+Three copies of bench/http/server side by side, each under its own open-loop load
+generator (bench/http/load, RATE requests a second) for SECONDS, all at once: A and A2
+unprofiled, B preloaded with libkestrel (CPU at 997 Hz, heap at 512 KiB, KESTREL_HTTP)
+and scraped every 10 s on every endpoint (profile?seconds=5, heap, allocs, symbol).
+Latency is cut into 10-s windows; reported are the medians over the windows of each
+window's p50 and p99 for A, A2 and B, with their interquartile ranges, and the medians
+of the per-window ratios B/A (what profiling costs) beside A2/A (what two identical
+unprofiled copies differ by on this machine: its own spread), then every minute's RSS
+and every scrape's duration. Usage: run.py [SECONDS] [RATE]"""
 import os
 import re
 import socket
@@ -41,19 +44,25 @@ def rss_kib(pid):
 
 
 tmp = tempfile.mkdtemp(prefix="kestrel-http-bench-")
-pa, pb, ph = port(), port(), port()
+pa, pa2, pb, ph = port(), port(), port(), port()
 env_b = dict(os.environ, LD_PRELOAD=LIB, KESTREL_PROFILE_HZ="997",
              KESTREL_HEAP=os.path.join(tmp, "heap.pb.gz"), KESTREL_HTTP="127.0.0.1:%d" % ph)
 env_a = {k: v for k, v in os.environ.items() if not k.startswith("KESTREL") and k != "LD_PRELOAD"}
 for k in ("KESTREL_PROFILE", "KESTREL_PROFILE_ENGINE"):
     env_b.pop(k, None)
 srv_a = subprocess.Popen([os.path.join(B, "server"), str(pa)], env=env_a)
+srv_a2 = subprocess.Popen([os.path.join(B, "server"), str(pa2)], env=env_a)
 srv_b = subprocess.Popen([os.path.join(B, "server"), str(pb)], env=env_b)
 time.sleep(1)
-load_a = subprocess.Popen([os.path.join(B, "load"), str(pa), str(RATE), str(SECONDS)],
-                          stdout=subprocess.PIPE, text=True, env=env_a)
-load_b = subprocess.Popen([os.path.join(B, "load"), str(pb), str(RATE), str(SECONDS)],
-                          stdout=subprocess.PIPE, text=True, env=env_a)
+WINDOW = 10
+
+
+def load(p):
+    return subprocess.Popen([os.path.join(B, "load"), str(p), str(RATE), str(SECONDS), "64",
+                             str(WINDOW)], stdout=subprocess.PIPE, text=True, env=env_a)
+
+
+load_a, load_a2, load_b = load(pa), load(pa2), load(pb)
 t0 = time.time()
 rss = []
 scrapes = []
@@ -80,42 +89,28 @@ def scrape_loop():
 th = threading.Thread(target=scrape_loop)
 th.start()
 minute = 0
-while load_a.poll() is None or load_b.poll() is None:
+while load_a.poll() is None or load_a2.poll() is None or load_b.poll() is None:
     time.sleep(1)
     if time.time() - t0 >= 60 * (minute + 1) and minute < SECONDS // 60:
         minute += 1
         rss.append((minute, rss_kib(srv_a.pid), rss_kib(srv_b.pid)))
 th.join()
-out_a, out_b = load_a.stdout.read(), load_b.stdout.read()
+out_a, out_a2, out_b = load_a.stdout.read(), load_a2.stdout.read(), load_b.stdout.read()
 srv_a.kill()
+srv_a2.kill()
 srv_b.terminate()
 srv_b.wait()
 srv_a.wait()
+srv_a2.wait()
 
 
 def parse(text):
     rows = []
     for l in text.splitlines():
-        m = re.match(r"minute (\d+) requests (\d+) errors (\d+) p50 (\d+) p90 (\d+) p99 (\d+) max (\d+)", l)
+        m = re.match(r"window (\d+) requests (\d+) errors (\d+) p50 (\d+) p90 (\d+) p99 (\d+) max (\d+)", l)
         if m:
             rows.append([int(x) for x in m.groups()])
     return rows
-
-
-ra, rb = parse(out_a), parse(out_b)
-load = open("/proc/loadavg").read().split()[:3]
-lines = []
-lines.append("Command: `bench/http/run.py %d %d` (%d s, %d requests/s to each copy; load average "
-             "at the end %s, a 2-core machine shared with other work)." % (SECONDS, RATE, SECONDS, RATE,
-                                                                         " ".join(load)))
-lines.append("")
-lines.append("| minute | requests A / B | p50 µs A / B | p90 µs A / B | p99 µs A / B | max µs A / B | RSS KiB A / B |")
-lines.append("|---|---|---|---|---|---|---|")
-rssd = {m: (a, b) for m, a, b in rss}
-for x, y in zip(ra, rb):
-    r = rssd.get(x[0], (0, 0))
-    lines.append("| %d | %d / %d | %d / %d | %d / %d | %d / %d | %d / %d | %d / %d |" % (
-        x[0], x[1], y[1], x[3], y[3], x[4], y[4], x[5], y[5], x[6], y[6], r[0], r[1]))
 
 
 def med(v):
@@ -123,15 +118,37 @@ def med(v):
     return v[len(v) // 2] if v else 0
 
 
-if ra and rb:
-    lines.append("")
-    lines.append("Medians over the minutes (A unprofiled, B profiled and scraped): p50 %d / %d µs "
-                 "(minute range A %d–%d, B %d–%d), p99 %d / %d µs, requests per minute %d / %d; "
-                 "errors %d / %d." % (
-                     med([x[3] for x in ra]), med([x[3] for x in rb]), min(x[3] for x in ra),
-                     max(x[3] for x in ra), min(x[3] for x in rb), max(x[3] for x in rb),
-                     med([x[5] for x in ra]), med([x[5] for x in rb]), med([x[1] for x in ra]),
-                     med([x[1] for x in rb]), sum(x[2] for x in ra), sum(x[2] for x in rb)))
+def iqr(v):
+    v = sorted(v)
+    return (v[len(v) // 4], v[(3 * len(v)) // 4]) if v else (0, 0)
+
+
+ra, ra2, rb = parse(out_a), parse(out_a2), parse(out_b)
+n = min(len(ra), len(ra2), len(rb))
+ra, ra2, rb = ra[:n], ra2[:n], rb[:n]
+load_avg = open("/proc/loadavg").read().split()[:3]
+lines = []
+lines.append("Command: `bench/http/run.py %d %d` (%d s, %d requests/s to each of three copies, "
+             "%d windows of %d s; load average at the end %s, a 2-core machine shared with other "
+             "work)." % (SECONDS, RATE, SECONDS, RATE, n, WINDOW, " ".join(load_avg)))
+lines.append("")
+lines.append("| per 10-s window | A unprofiled | A2 unprofiled | B profiled + scraped | B/A (median of per-window ratios) | A2/A (the machine's own spread) |")
+lines.append("|---|---|---|---|---|---|")
+for col, name in ((3, "p50 µs"), (5, "p99 µs")):
+    a, a2, b = [x[col] for x in ra], [x[col] for x in ra2], [x[col] for x in rb]
+    rba = [y / x for x, y in zip(a, b) if x]
+    ra2a = [y / x for x, y in zip(a, a2) if x]
+    lines.append("| %s: median (IQR) | %d (%d–%d) | %d (%d–%d) | %d (%d–%d) | %.2f (%.2f–%.2f) | %.2f (%.2f–%.2f) |" % (
+        name, med(a), *iqr(a), med(a2), *iqr(a2), med(b), *iqr(b), med(rba), *iqr(rba), med(ra2a), *iqr(ra2a)))
+lines.append("| requests per window: median | %d | %d | %d | | |" % (
+    med([x[1] for x in ra]), med([x[1] for x in ra2]), med([x[1] for x in rb])))
+lines.append("| errors in all | %d | %d | %d | | |" % (
+    sum(x[2] for x in ra), sum(x[2] for x in ra2), sum(x[2] for x in rb)))
+lines.append("")
+lines.append("| minute | RSS KiB A / B |")
+lines.append("|---|---|")
+for m, a, b in rss:
+    lines.append("| %d | %d / %d |" % (m, a, b))
 by = {}
 for ep, d, ok, n in scrapes:
     by.setdefault(ep, []).append((d, ok, n))
