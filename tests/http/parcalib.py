@@ -38,7 +38,7 @@ class Parca:
         env.pop("LD_PRELOAD", None)
         self.p = subprocess.Popen([parca_binary(), "--config-path=" + cfg,
                                    "--http-address=127.0.0.1:%d" % self.port,
-                                   "--debuginfod-upstream-servers=", "--debuginfod-cache-dir=" + self.dir,
+                                   "--debuginfod-upstream-servers=", "--debuginfo-cache-dir=" + self.dir,
                                    "--log-level=info"],
                                   cwd=self.dir, env=env, stdout=self.log, stderr=subprocess.STDOUT)
         end = time.time() + 60

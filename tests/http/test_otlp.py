@@ -7,7 +7,8 @@ dictionary's zero entries, the resource's process and host attributes, one sampl
 type per profile, the original pprof payload, stacks and sample counts equal to
 kestrel's own folded export, timestamps equal to the raw profile's running samples'
 times. Then the request is pushed to a real receiver, Parca's OTLP/gRPC
-ProfilesService, and Parca's query API returns it with the demo's hot function first."""
+ProfilesService, which accepts it, and Parca's query API returns every CPU nanosecond
+of it (names in Parca are not compared: v0.28.0 shifts them, see below)."""
 import glob
 import os
 import subprocess
@@ -59,7 +60,8 @@ c.check(r.returncode != 0 and r.stderr.startswith("kestrel: ") and
         not os.path.exists(os.path.join(d, "bad.otlp.pb")), "bad input: a message, no file: %r" % r.stderr)
 
 # pushed to a real receiver: Parca's OTLP ingest
-parca = Parca("scrape_configs: []\n")
+parca = Parca('object_storage:\n  bucket:\n    type: "FILESYSTEM"\n    config:\n      directory: "./data"\n'
+              "scrape_configs: []\n")
 try:
     t0 = time.time()
     r = subprocess.run([check_bin, "-otlp", otlp, "-folded", folded, "-raw", raw[0],
@@ -69,8 +71,10 @@ try:
     time.sleep(2)
     types = parca.types()
     print("Parca's profile types: %s" % types)
-    t = [x for x in types if x.get("name") == "kestrel" and x.get("sampleType") == "samples"]
-    c.check(t, "Parca stored the samples/count profile under the scope's name, kestrel")
+    t = [x for x in types if x.get("name") == "kestrel" and x.get("sampleType") == "cpu"]
+    c.check(t, "Parca stored the cpu/nanoseconds profile under the scope's name, kestrel")
+    c.check([x for x in types if x.get("name") == "kestrel" and x.get("sampleType") == "samples"],
+            "Parca stored the samples/count profile")
     if t:
         t = t[0]
         q = "%s:%s:%s:%s:%s%s{}" % (t["name"], t["sampleType"], t["sampleUnit"], t["periodType"],
@@ -78,13 +82,17 @@ try:
         rc, out, err = pprof_top(parca.merged_pprof(q, t0 - 3600, time.time() + 60))
         c.check(rc == 0, "go tool pprof reads Parca's profile: %s" % err[-300:])
         types_, samples, locs = parse_raw(out)
-        top = leaf_totals(samples, locs, 0)
-        print("Parca's profile, by leaf function: %s" % top[:4])
-        total = sum(v for _, v in top)
-        with open(folded) as f:
-            want = sum(int(l.rsplit(" ", 1)[1]) for l in f if l.strip())
-        c.check(top and top[0][0] == "mix_bytes", "mix_bytes, the demo's hot function, is first")
-        c.check(total == want, "Parca counts the samples exported: %d of %d" % (total, want))
+        total = sum(s_["values"][0] for s_ in samples)
+        r = subprocess.run([KESTREL, "export", "--format", "folded", "--sample-type", "cpu", "-o", "-",
+                            stem + ".raw"], capture_output=True, text=True)
+        want = sum(int(l.rsplit(" ", 1)[1]) for l in r.stdout.splitlines() if l.strip())
+        print("Parca's CPU total %d ns, kestrel's %d ns; its profile by leaf: %s" % (
+            total, want, leaf_totals(samples, locs, 0)[:4]))
+        c.check(total == want, "Parca holds every CPU nanosecond exported: %d of %d" % (total, want))
+        # Function names are not compared here: Parca v0.28.0 reads a line's function as
+        # function_table[function_index - 1] (pkg/profile/encode.go), one before the one
+        # the request names, while it requires function_table[0] to be the zero value;
+        # the names are checked against the official types above.
 finally:
     parca.stop()
     if c.failed:
