@@ -170,19 +170,20 @@ uint64_t pp_location(struct pp_scratch *s, struct pb_buf *b, uintptr_t addr)
         const char *fn = pp_name_of(addr);
         name = fn ? pp_strf(s, "%s", fn) : 0; /* copied: the symbol tables may be dropped */
     }
+    uint32_t fid = name > 0 ? ++s->nfunc : 0; /* one function per named location */
     size_t m = pb_begin(b, PROFILE_LOCATION);
     pb_put_uint(b, LOCATION_ID, id);
     pb_put_uint(b, LOCATION_MAPPING_ID, mapping);
     pb_put_uint(b, LOCATION_ADDRESS, addr);
-    if (name > 0) {
+    if (fid) {
         size_t l = pb_begin(b, LOCATION_LINE);
-        pb_put_uint(b, LINE_FUNCTION_ID, id); /* one function per location: ids shared */
+        pb_put_uint(b, LINE_FUNCTION_ID, fid);
         pb_end(b, l);
     }
     pb_end(b, m);
-    if (name > 0) {
+    if (fid) {
         size_t f = pb_begin(b, PROFILE_FUNCTION);
-        pb_put_uint(b, FUNCTION_ID, id);
+        pb_put_uint(b, FUNCTION_ID, fid);
         pb_put_int(b, FUNCTION_NAME, name);
         pb_put_int(b, FUNCTION_SYSTEM_NAME, name);
         pb_end(b, f);
@@ -193,8 +194,9 @@ uint64_t pp_location(struct pp_scratch *s, struct pb_buf *b, uintptr_t addr)
 void pp_mappings(struct pp_scratch *s, struct pb_buf *b)
 {
     const uint64_t page = 4096;
+    /* Every image, used or not: mapping ids are then 1..n in order, which readers such
+     * as Parca require ("mapping id is not sequential"). */
     for (size_t i = 0; i < images_count(); i++) {
-        if (!s->image_mapping[i]) continue;
         const struct image *im = images_get(i);
         uint64_t start = im->text & ~(page - 1);
         uint64_t limit = (im->text + im->text_size + page - 1) & ~(page - 1);
@@ -202,7 +204,7 @@ void pp_mappings(struct pp_scratch *s, struct pb_buf *b)
         images_build_id_hex(im, hex, s->text_cap - s->text_used);
         s->text_used += strlen(hex) + 1;
         size_t m = pb_begin(b, PROFILE_MAPPING);
-        pb_put_uint(b, MAPPING_ID, s->image_mapping[i]);
+        pb_put_uint(b, MAPPING_ID, i + 1); /* = image_mapping[i] where a location uses it */
         pb_put_uint(b, MAPPING_START, start);
         pb_put_uint(b, MAPPING_LIMIT, limit);
         pb_put_uint(b, MAPPING_OFFSET, im->text_offset - (im->text - start));

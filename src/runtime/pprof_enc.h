@@ -28,6 +28,7 @@ struct pp_scratch {
     struct pp_loc *loc;            /* open addressing, its own mapping, grown by doubling */
     uint32_t loc_mask;
     uint32_t nloc;
+    uint32_t nfunc;          /* functions written (names asked for): ids 1..nfunc */
     uint32_t *image_mapping; /* image -> mapping id, 0 = not used */
     uint64_t incomplete;     /* the heap's "[incomplete stack]" location, 0 until written */
     char *text;              /* room for comments and hex build ids */

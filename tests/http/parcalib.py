@@ -39,7 +39,7 @@ class Parca:
         self.p = subprocess.Popen([parca_binary(), "--config-path=" + cfg,
                                    "--http-address=127.0.0.1:%d" % self.port,
                                    "--debuginfod-upstream-servers=", "--debuginfo-cache-dir=" + self.dir,
-                                   "--log-level=info"],
+                                   "--log-level=" + os.environ.get("PARCA_LOG_LEVEL", "info")],
                                   cwd=self.dir, env=env, stdout=self.log, stderr=subprocess.STDOUT)
         end = time.time() + 60
         while time.time() < end:

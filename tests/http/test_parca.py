@@ -68,7 +68,8 @@ try:
     print("profile types: %s" % [(t.get("name"), t.get("sampleType"), t.get("sampleUnit"), t.get("delta"))
                                  for t in types])
     cpu_t = [t for t in types if t.get("name") == "process_cpu" and t.get("sampleType") == "cpu"]
-    mem_t = [t for t in types if t.get("name") == "memory"]
+    mem_t = sorted([t for t in types if t.get("name") == "memory"],
+                   key=lambda t: t.get("sampleType") != "alloc_space")
     c.check(cpu_t and cpu_t[0].get("delta"), "process_cpu cpu/nanoseconds, a delta profile, is stored")
     c.check(mem_t, "a memory profile type is stored")
 
