@@ -27,7 +27,7 @@ with open(os.path.join(ROOT, "docs", "continuous.md")) as f:
 m = re.search(r"## Parca\n.*?```yaml\n(.*?)```", doc, re.S)
 c.check(m is not None, "docs/continuous.md has Parca's configuration")
 config = m.group(1)
-c.check("127.0.0.1:6060" in config, "the configuration's target is 127.0.0.1:6060")
+c.check(config.count("127.0.0.1:6060") == 2, "the configuration's two jobs target 127.0.0.1:6060")
 
 port = free_port()
 s = Server({"KESTREL_HTTP": "127.0.0.1:%d" % port, "KESTREL_HEAP": "/dev/null"})
@@ -74,9 +74,9 @@ try:
     c.check(mem_t, "a memory profile type is stored")
 
     def query_of(t):
-        return "%s:%s:%s:%s:%s%s{job=\"kestrel\"}" % (t["name"], t["sampleType"], t["sampleUnit"],
-                                                     t["periodType"], t["periodUnit"],
-                                                     ":delta" if t.get("delta") else "")
+        return "%s:%s:%s:%s:%s%s{instance=\"127.0.0.1:%d\"}" % (
+            t["name"], t["sampleType"], t["sampleUnit"], t["periodType"], t["periodUnit"],
+            ":delta" if t.get("delta") else "", port)
 
     if cpu_t:
         q = query_of(cpu_t[0])
