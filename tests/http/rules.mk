@@ -15,5 +15,5 @@ $(BUILD)/tests/http/prog_%: tests/http/prog_%.c
 # build takes many minutes), before the tests, whose time limit it would not fit.
 $(BUILD)/tests/http/parca.path: scripts/parca.sh
 	@mkdir -p $(@D)
-	scripts/parca.sh > $@
+	scripts/parca.sh > $@.tmp && mv $@.tmp $@
 TEST_DEPS += $(BUILD)/tests/http/parca.path $(BUILD)/examples/demo
