@@ -100,7 +100,10 @@ def pprof_raw(url_or_file, symbolize="remote"):
     """`go tool pprof -raw` with symbols from /debug/pprof/symbol only (no local
     binaries: HOME and PPROF_BINARY_PATH point at an empty directory)."""
     empty = tempfile.mkdtemp(prefix="kestrel-nohome-")
-    env = dict(os.environ, HOME=empty, PPROF_BINARY_PATH=empty, PPROF_TMPDIR=empty)
+    # Go's own build cache stays where it is: `go tool pprof` is built on demand into it,
+    # and rebuilding it in an empty HOME takes minutes on a loaded machine.
+    gocache = subprocess.run(["go", "env", "GOCACHE"], capture_output=True, text=True).stdout.strip()
+    env = dict(os.environ, HOME=empty, PPROF_BINARY_PATH=empty, PPROF_TMPDIR=empty, GOCACHE=gocache)
     env.pop("LD_PRELOAD", None)
     r = subprocess.run(["go", "tool", "pprof", "-symbolize=" + symbolize, "-raw", url_or_file],
                        env=env, capture_output=True, text=True, timeout=180)

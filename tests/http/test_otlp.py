@@ -50,6 +50,15 @@ print(r.stdout, r.stderr)
 c.check(r.returncode == 0, "the OTLP request decodes with the official types and equals kestrel's own "
         "exports: %s" % r.stderr.strip())
 
+# a pprof input (no times: one summed value per sample) decodes too
+r = subprocess.run([KESTREL, "export", "--format", "otlp", "-o", otlp + ".pprof", stem + ".pb.gz"],
+                   capture_output=True, text=True)
+c.check(r.returncode == 0, "kestrel export --format otlp of a pprof file: %s" % r.stderr)
+r = subprocess.run([check_bin, "-otlp", otlp + ".pprof"], capture_output=True, text=True, timeout=120)
+print(r.stdout, r.stderr)
+c.check(r.returncode == 0 and "profile samples/count" in r.stdout,
+        "the OTLP request of a pprof input decodes with the official types: %s" % r.stderr.strip())
+
 # a bad input: a message, no output file
 bad = os.path.join(d, "bad.json")
 with open(bad, "w") as f:

@@ -76,6 +76,8 @@ struct http_conn {
     size_t head_len;          /* 0 until the head is whole (with its blank line) */
     size_t body_len;          /* Content-Length */
     struct http_req req;      /* parsed when the head is whole */
+    int names;                /* profiles answered carry function names (not for kestrel's
+                                 own CLI, which symbolizes from the binaries: lines, inlines) */
     enum http_method method;  /* of the answer (HEAD: no body sent) */
     char head[512];           /* the answer's status line and headers */
     size_t head_n;
@@ -98,6 +100,7 @@ static struct {
     struct http_conn *win;         /* its connection, NULL none */
     enum http_method win_method;
     int win_waiting;               /* state=all */
+    int win_names;                 /* its profile carries function names */
     uint64_t win_deadline_ms;      /* CLOCK_MONOTONIC: its end, then the end of its grace */
     uint64_t win_end_ns;           /* CLOCK_MONOTONIC: its start + the seconds asked */
     int win_grace;                 /* its end has passed: waiting for the last drains */
@@ -292,6 +295,8 @@ static int conn_parse_head(struct http_conn *c, struct http_resp *err)
         http_error(err, 501, "chunked request bodies are not supported; send Content-Length");
         return -1;
     }
+    const char *ua = http_header(hdrs, hend, "User-Agent", &vlen);
+    c->names = !(ua && vlen >= 7 && !memcmp(ua, "kestrel", 7) && (vlen == 7 || ua[7] == '/'));
     c->body_len = 0;
     const char *cl = http_header(hdrs, hend, "Content-Length", &vlen);
     if (cl) {
@@ -351,6 +356,7 @@ static void conn_request(struct http_conn *c)
     req->body_len = c->body_len;
     req->fd = c->fd.fd;
     hs.cur = c;
+    pp_names_here = c->names;
     int taken = http_route(req, &resp);
     hs.cur = NULL;
     if (hs.big_owner == c) hs.big_owner = NULL; /* the body has been used */
@@ -475,6 +481,7 @@ int http_window_begin(int fd, enum http_method m, unsigned seconds, int waiting)
     hs.win->state = CONN_WINDOW;
     hs.win_method = m;
     hs.win_waiting = waiting;
+    hs.win_names = hs.cur->names;
     hs.win_deadline_ms = now + (uint64_t)seconds * 1000u;
     hs.win_grace = 0;
     return 0;
@@ -490,6 +497,7 @@ static void http_window_end(int answer)
         if (answer && c && rtfd_ok(&c->fd)) {
             struct http_resp r = {.status = 200, .content_type = "application/octet-stream",
                                   .attachment = 1};
+            pp_names_here = hs.win_names;
             int rc = cpu_pprof_write(&w, hs.win_waiting, &r.body);
             if (rc) http_error(&r, 500, "Could not write the CPU profile: %s", strerror(-rc));
             sink_window_free(&w);
@@ -513,7 +521,6 @@ static void http_end_all(void)
 static void *http_main(void *arg)
 {
     (void)arg;
-    pp_names_here = 1; /* profiles served carry function names: scrapers have no binaries */
     struct pollfd pf[HTTP_CONN_MAX + 1];
     struct http_conn *who[HTTP_CONN_MAX + 1];
     for (;;) {
