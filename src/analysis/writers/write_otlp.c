@@ -356,10 +356,18 @@ static void otlp_profile(struct otlp *w, struct pb_buf *b, int32_t proc, size_t 
     for (size_t i = 0; i < n_groups; i++) {
         const struct otlp_group *x = &g[i];
         if (proc >= 0 && p->threads[x->thread].process != proc) continue;
-        if (array_reserve((void **)&vals, &cap, x->n + 1, sizeof *vals) ||
-            !(ts = realloc(ts, (cap + 1) * sizeof *ts))) {
+        size_t had = cap;
+        if (array_reserve((void **)&vals, &cap, x->n + 1, sizeof *vals)) {
             w->oom = 1;
             break;
+        }
+        if (cap != had || !ts) {
+            uint64_t *t = realloc(ts, (cap + 1) * sizeof *ts);
+            if (!t) {
+                w->oom = 1;
+                break;
+            }
+            ts = t;
         }
         size_t n = 0;
         int64_t sum = 0;
