@@ -4,7 +4,8 @@
 1,000 connections are opened and left idle (900 that never send a byte, 100 that send
 half a request and stop); a CPU scrape (profile?seconds=2) made then is answered within
 1 s of its seconds, with a real profile. Meanwhile the server holds a bounded number of
-descriptors (what /proc/PID/fd says), the connections past its bound are closed by it
+descriptors (what /proc/PID/fd says) and the program's RSS grows by less than 2 MiB,
+the connections past its bound are closed by it
 (refused, not queued), and the program's own work goes on unaffected (its output is the
 unprofiled one).
 
@@ -49,6 +50,15 @@ def server_fds(pid):
 port = free_port()
 s = Server({"KESTREL_HTTP": "127.0.0.1:%d" % port})
 c.check(wait_listening(port), "the server listens")
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for l in f:
+            if l.startswith("VmRSS:"):
+                return int(l.split()[1])
+    return 0
+
+
+rss_before = rss_kib(s.p.pid)
 idle = []
 t0 = time.time()
 for i in range(1000):
@@ -66,6 +76,9 @@ for i in range(1000):
 print("1000 connections opened in %.2f s" % (time.time() - t0))
 c.check(len(idle) == 1000, "1,000 connections opened (%d)" % len(idle))
 held = server_fds(s.p.pid)
+rss_after = rss_kib(s.p.pid)
+print("the program's RSS: %d KiB before, %d KiB with 1,000 connections open" % (rss_before, rss_after))
+c.check(rss_after - rss_before < 2048, "the server's memory stays bounded: +%d KiB" % (rss_after - rss_before))
 print("sockets held by the server with 1,000 connections open: %d" % held)
 c.check(held <= 32 + 2, "the server holds at most 32 connections and its listening "
         "socket (%d sockets)" % held)
