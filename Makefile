@@ -97,6 +97,8 @@ EXAMPLES   :=
 # `make` alone builds everything, whatever rule a fragment happens to define first.
 .DEFAULT_GOAL := all
 -include $(sort $(wildcard examples/rules.mk web/rules.mk tests/*/rules.mk bench/*.mk))
+# Version, manual, package: packaging/rules.mk (make man, make deb).
+-include packaging/rules.mk
 
 .PHONY: all deps demo test check bench install uninstall clean format
 all: $(LIBKESTREL_SO) $(LIBKESTREL_A) $(LIBKESTREL_ANALYSIS) $(KESTREL) $(EXAMPLES)
@@ -191,10 +193,10 @@ $(BUILD)/an-san/%.o: src/%.c
 	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 $(BUILD)/cli/%.o: src/cli/%.c
 	@mkdir -p $(@D)
-	$(CC) $(ANALYSIS_CFLAGS) -DKESTREL_VERSION='"$(VERSION)"' -c $< -o $@
+	$(CC) $(ANALYSIS_CFLAGS) -c $< -o $@
 $(BUILD)/cli-san/%.o: src/cli/%.c
 	@mkdir -p $(@D)
-	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -DKESTREL_VERSION='"$(VERSION)"' -c $< -o $@
+	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
 $(LIBANALYSIS): $(ANALYSIS_OBJS) $(ANALYSIS_EXTRA_OBJS)
 	@mkdir -p $(@D)

@@ -22,6 +22,7 @@ TEST_PKGS=(
   libtcmalloc-minimal4:/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
   time:/usr/bin/time cargo:cargo debuginfod:/usr/bin/debuginfod curl:/usr/bin/curl
   xz-utils:/usr/bin/xz binutils:/usr/bin/readelf linux-perf:/usr/bin/perf
+  dpkg-dev:/usr/bin/dpkg-shlibdeps lintian:/usr/bin/lintian man-db:/usr/bin/man
 )
 # What code-server's native modules build against, and the ripgrep it searches with,
 # for the VS Code extension's editor test (scripts/code-server.sh).

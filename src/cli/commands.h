@@ -15,4 +15,6 @@ int cmd_export(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+/* Prints the version and the build (version.c). */
+int cmd_version(void);
 #endif

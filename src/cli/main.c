@@ -22,7 +22,8 @@ static void usage(FILE *out)
                  "commands:\n");
     for (const struct command *c = commands; c->name; c++)
         fprintf(out, "  %-10s %s\n", c->name, c->summary);
-    fprintf(out, "\n`kestrel <command> --help` describes a command.\n");
+    fprintf(out, "\n`kestrel <command> --help` describes a command; `kestrel --version` says\n"
+                 "the version and the build. The manual: man kestrel.\n");
 }
 
 int main(int argc, char **argv)
@@ -35,10 +36,7 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    if (!strcmp(argv[1], "--version")) {
-        printf("kestrel %s\n", KESTREL_VERSION);
-        return 0;
-    }
+    if (!strcmp(argv[1], "--version")) return cmd_version();
     for (const struct command *c = commands; c->name; c++)
         if (!strcmp(argv[1], c->name)) return c->run(argc - 1, argv + 1);
     fprintf(stderr, "kestrel: %s: unknown command (see kestrel --help)\n", argv[1]);
