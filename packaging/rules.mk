@@ -1,6 +1,7 @@
 # The version, the manual and the Debian package (packaging/):
 #   make man    build/man/kestrel.1: kestrel(1), made from the binary's --help texts
 #   make deb    build/deb/kestrel_VERSION_ARCH.deb (dpkg-deb; lintian when installed)
+#   make pictures  docs/viewer.png from the viewer as it is now
 # `make install` installs the manual, the bash completion and the docs with the rest.
 
 # `kestrel --version`: packaging/build-info.sh rewrites the header only when what it
@@ -54,3 +55,9 @@ $(DEB): $(KESTREL) $(LIBKESTREL_SO) $(LIBKESTREL_A) $(LIBKESTREL_ANALYSIS) $(MAN
 	rm -rf $(DEB_ROOT)
 	$(MAKE) --no-print-directory install PREFIX=/usr DESTDIR=$(abspath $(DEB_ROOT)) >/dev/null
 	packaging/deb.sh $(DEB_ROOT) $(VERSION) $(DEB_ARCH) $@
+
+# The docs' picture of the viewer, from the viewer as it is now (scripts/pictures.mjs);
+# tests/packaging/test_pictures.sh fails when web/ changed since.
+.PHONY: pictures
+pictures: $(KESTREL) $(EXAMPLES)
+	node scripts/pictures.mjs
