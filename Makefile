@@ -4,7 +4,9 @@
 #   make demo       install missing dependencies, build, profile an example
 #   make test       install missing dependencies, build, run every test
 #   make bench      install benchmark peers, run the benchmarks (figures -> BENCHMARKS.md)
-#   make install    PREFIX=/usr/local DESTDIR= ; bin/, lib/, include/, lib/pkgconfig/
+#   make install    PREFIX=/usr/local DESTDIR= ; bin/, lib/, include/, lib/pkgconfig/, share/
+#   make deb        the Debian package, build/deb/kestrel_VERSION_ARCH.deb (packaging/rules.mk)
+#   make man        build/man/kestrel.1 from the CLI's --help texts; make pictures: docs/viewer.png
 #   make stub-windows   the inactive libkestrel for Windows (mingw-w64): build/windows/
 #   make stub-wasm      the inactive libkestrel for Wasm (clang, wasm32-wasi): build/wasm/
 #   make runtime-aarch64  libkestrel for aarch64 Linux (gcc-aarch64-linux-gnu): build/aarch64/

@@ -47,8 +47,12 @@ uninstall-extras:
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
 DEB      := $(BUILD)/deb/kestrel_$(VERSION)_$(DEB_ARCH).deb
 DEB_ROOT := $(BUILD)/deb/root
+# `make deb` installs what the build needs first (scripts/deps.sh --package), then
+# builds in a second make, as `make demo` does.
 .PHONY: deb
-deb: $(DEB)
+deb:
+	@scripts/deps.sh --package
+	@$(MAKE) --no-print-directory $(DEB)
 $(DEB): $(KESTREL) $(LIBKESTREL_SO) $(LIBKESTREL_A) $(LIBKESTREL_ANALYSIS) $(MAN_PAGE) \
         $(COMPLETION) $(DOC_FILES) include/kestrel.h include/kestrel_analysis.h \
         scripts/kestrel.pc.in scripts/kestrel-analysis.pc.in $(wildcard packaging/*)

@@ -4,7 +4,8 @@
 # Windows and Wasm stubs' cross toolchains and runners (mingw-w64, wine64, wasi-libc)
 # and the aarch64 runtime's (gcc-aarch64-linux-gnu, qemu-user).
 # `--bench` adds the peers the benchmarks compare against (perf, gperftools,
-# heaptrack, jemalloc, hyperfine, llvm-symbolizer).
+# heaptrack, jemalloc, hyperfine, llvm-symbolizer; samply through cargo, once).
+# `--package` installs only what `make deb` needs: the build's packages and dpkg-dev.
 set -euo pipefail
 
 # package:probe — the probe is a file or a command that tells whether it is present.
@@ -56,7 +57,13 @@ BENCH_PKGS=(
   libunwind-dev:/usr/include/x86_64-linux-gnu/libunwind.h
 )
 
-want=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${CODE_SERVER_PKGS[@]}" "${STUB_PKGS[@]}" "${A64_PKGS[@]}")
+PACKAGE_PKGS=(dpkg-dev:/usr/bin/dpkg-shlibdeps)
+
+if [ "${1:-}" = "--package" ]; then
+  want=("${BUILD_PKGS[@]}" "${PACKAGE_PKGS[@]}")
+else
+  want=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${CODE_SERVER_PKGS[@]}" "${STUB_PKGS[@]}" "${A64_PKGS[@]}")
+fi
 [ "${1:-}" = "--bench" ] && want+=("${BENCH_PKGS[@]}")
 
 missing=()
@@ -79,6 +86,18 @@ if [ ${#missing[@]} -gt 0 ]; then
        >/tmp/kestrel-deps.log 2>&1; then
     echo "kestrel: could not install ${missing[*]} with apt-get; see /tmp/kestrel-deps.log" >&2
     tail -n 5 /tmp/kestrel-deps.log >&2
+    exit 1
+  fi
+fi
+
+[ "${1:-}" = "--package" ] && exit 0
+
+# samply (Firefox Profiler's sampler, a benchmark peer) is not in Debian: cargo builds
+# it once into ~/.cargo/bin, where the benchmarks look for it.
+if [ "${1:-}" = "--bench" ] && ! command -v samply >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/samply" ]; then
+  echo "kestrel: installing samply (cargo install --locked samply, a few minutes)" >&2
+  if ! cargo install --locked samply >/tmp/kestrel-samply.log 2>&1; then
+    echo "kestrel: cargo could not install samply; see /tmp/kestrel-samply.log" >&2
     exit 1
   fi
 fi
