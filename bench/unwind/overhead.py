@@ -5,7 +5,9 @@ The CPU cost of CFI unwinding: prog_chain built without frame pointers (two thre
 qsort with a callback and memset through a shared library), fixed work, its own
 CPU time (getrusage at exit: the profiler's threads inside the process count, perf's
 own process does not), unprofiled, under kestrel (signal and perf engines, --unwind
-fp and cfi) and under perf record -g and --call-graph dwarf, interleaved rounds,
+fp and cfi), under perf record -g and --call-graph dwarf and under samply record
+--save-only (which copies the stack and unwinds it afterwards, as perf's dwarf mode
+does), interleaved rounds,
 medians. Prints a markdown table; the share of samples whose stack reaches main or
 thread_main is read from each profile, and for kestrel the on-CPU samples, the stack bytes
 the kernel copied per sample (perf engine, cfi) and the program CPU each sample cost
@@ -19,6 +21,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import samply_read  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXE = os.path.join(ROOT, "build", "tests", "unwind", "nofp", "prog_chain")
@@ -93,6 +98,22 @@ def run(cfg):
             if os.path.exists(f):
                 os.unlink(f)
         return cpu, total, sh
+    if cfg == "samply":
+        out = os.path.join(tmp, "samply.json.gz")
+        t0 = children_cpu()
+        p = subprocess.run(samply_read.run_argv([samply_read.SAMPLY, "record", "--save-only",
+                                                 "--unstable-presymbolicate", "-r", str(hz), "-o", out,
+                                                 "--", EXE, SECS, ITERS], tmp),
+                           env=env, capture_output=True, text=True)
+        total = children_cpu() - t0
+        cpu = cpu_of(p.stderr)
+        tot = good = 0
+        for fr, n in samply_read.stacks(out):
+            if any("futex" in f for f in fr):
+                continue
+            tot += n
+            good += n if ("main" in fr or "thread_main" in fr) else 0
+        return cpu, total, (good / tot if tot else 0.0)
     data = os.path.join(tmp, "perf.data")
     cg = ["-g"] if cfg == "perf-g" else ["--call-graph", "dwarf"]
     t0 = children_cpu()
@@ -114,6 +135,8 @@ def run(cfg):
 
 cfgs = ["none", "kestrel-signal-fp", "kestrel-signal-cfi", "kestrel-perf-fp",
         "kestrel-perf-cfi", "perf-g", "perf-dwarf"]
+if os.path.exists(samply_read.SAMPLY):
+    cfgs.append("samply")
 for k, _ in enumerate(OTHER_LIBS):
     cfgs += ["%s [%s]" % (c, chr(ord("B") + k)) for c in
              ("kestrel-signal-fp", "kestrel-signal-cfi", "kestrel-perf-fp", "kestrel-perf-cfi")]
