@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/unwind/overhead.py [ROUNDS] [HZ] [LIB...]
+"""bench/unwind/overhead.py [ROUNDS] [HZ] [LIB...]   (UW_ITERS=N: the work, default 25)
 
 The CPU cost of CFI unwinding: prog_chain built without frame pointers (two threads,
 qsort with a callback and memset through a shared library), fixed work, its own
@@ -32,7 +32,7 @@ KESTREL = os.path.join(ROOT, "build", "bin", "kestrel")
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 hz = int(sys.argv[2]) if len(sys.argv) > 2 else 997
 OTHER_LIBS = sys.argv[3:]
-SECS, ITERS = "0", "25"  # rounds of work a thread: about half a second of CPU each
+SECS, ITERS = "0", os.environ.get("UW_ITERS", "25")  # rounds of work a thread (25: about 0.1 s of CPU each today)
 tmp = tempfile.mkdtemp(prefix="kestrel-uwbench-")
 
 
