@@ -51,7 +51,7 @@ does nothing unless one of these is set:
 profile the CPU and write the raw profile to PATH (%p: the process id)
 .TP
 .B KESTREL_HEAP=PATH
-profile the heap and write a pprof file to PATH (a folder: one file a process)
+profile the heap and write a pprof file to PATH (%p: the process id; a folder: a file in it a process)
 .TP
 .B KESTREL_HTTP=HOST:PORT
 serve /debug/pprof/ (profile, heap, allocs, symbol) from the program
