@@ -53,7 +53,9 @@ DEB_ROOT := $(BUILD)/deb/root
 deb:
 	@scripts/deps.sh --package
 	@$(MAKE) --no-print-directory $(DEB)
-$(DEB): $(KESTREL) $(LIBKESTREL_SO) $(LIBKESTREL_A) $(LIBKESTREL_ANALYSIS) $(MAN_PAGE) \
+# Everything `all` makes is a prerequisite, so the `make install` inside finds it made
+# (a parallel make would otherwise build the same files twice at once).
+$(DEB): $(KESTREL) $(LIBKESTREL_SO) $(LIBKESTREL_A) $(LIBKESTREL_ANALYSIS) $(EXAMPLES) $(MAN_PAGE) \
         $(COMPLETION) $(DOC_FILES) include/kestrel.h include/kestrel_analysis.h \
         scripts/kestrel.pc.in scripts/kestrel-analysis.pc.in $(wildcard packaging/*)
 	rm -rf $(DEB_ROOT)
