@@ -6,7 +6,8 @@
 # `purge` leave no file behind (every path under /usr, /etc and dpkg's database
 # before the install is compared with after, leaving out what another package owns:
 # other apt runs on the machine). Needs root; the package is purged whatever happens,
-# and a lock keeps two runs of this test on one machine apart. The rest of the suite
+# and a lock keeps two runs of this test on one machine apart (apt-get waits for
+# dpkg's own lock when another install runs). The rest of the suite
 # uses build/bin/kestrel and never the installed one.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,7 +26,9 @@ if dpkg-query -W -f '${Status}' kestrel 2>/dev/null | grep -q 'installed'; then
 fi
 installed=0
 cleanup() {
-  [ $installed = 1 ] && dpkg --purge kestrel >/dev/null 2>&1 || true
+  if [ $installed = 1 ]; then
+    apt-get -o DPkg::Lock::Timeout=300 purge -y -qq kestrel >/dev/null 2>&1 || dpkg --purge kestrel >/dev/null 2>&1 || true
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -42,7 +45,7 @@ snapshot > "$tmp/before"
 
 echo "== apt-get install $deb"
 installed=1
-apt-get install -y -qq --no-install-recommends "$deb" > "$tmp/apt.log" 2>&1 || { cat "$tmp/apt.log"; fail "apt-get install"; }
+apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "$deb" > "$tmp/apt.log" 2>&1 || { cat "$tmp/apt.log"; fail "apt-get install"; }
 dpkg-query -W -f '${Status} ${Version}\n' kestrel
 [ "$(command -v kestrel)" = /usr/bin/kestrel ] || fail "kestrel is not /usr/bin/kestrel on PATH"
 for f in /usr/bin/kestrel /usr/lib/libkestrel.so /usr/lib/libkestrel.a /usr/lib/libkestrel-analysis.a \
@@ -109,11 +112,11 @@ echo "$got"
 grep -qw -- '--heap' <<<"$(sed -n 2p <<<"$got")" || fail "completion of 'record --he'"
 
 echo "== apt-get remove, purge"
-apt-get remove -y -qq kestrel > "$tmp/apt.log" 2>&1 || { cat "$tmp/apt.log"; fail "apt-get remove"; }
+apt-get -o DPkg::Lock::Timeout=300 remove -y -qq kestrel > "$tmp/apt.log" 2>&1 || { cat "$tmp/apt.log"; fail "apt-get remove"; }
 [ ! -e /usr/bin/kestrel ] && [ ! -e /usr/lib/libkestrel.so ] || fail "files left after apt-get remove"
 # With no configuration files nothing is left for purge; it runs if dpkg kept any.
 if dpkg-query -W kestrel >/dev/null 2>&1; then
-  apt-get purge -y -qq kestrel > "$tmp/apt.log" 2>&1 || { cat "$tmp/apt.log"; fail "apt-get purge"; }
+  apt-get -o DPkg::Lock::Timeout=300 purge -y -qq kestrel > "$tmp/apt.log" 2>&1 || { cat "$tmp/apt.log"; fail "apt-get purge"; }
 fi
 installed=0
 dpkg-query -W kestrel >/dev/null 2>&1 && fail "dpkg still knows kestrel after purge"
