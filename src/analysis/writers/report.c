@@ -11,6 +11,7 @@
 #include "analysis/model/escape.h"
 #include "analysis/symbols/demangle.h"
 #include "analysis/symbols/fpcheck.h"
+#include "runtime/unwind/unwind.h"
 
 #define RED_BOLD "\033[1;31m"
 #define YELLOW "\033[33m"
@@ -529,6 +530,33 @@ static int end_shown(const struct summary_walks *w, size_t i)
     return i == 0 || w->ends[i].share.share >= REPORT_END_SHARE;
 }
 
+/* Walk end i names the same file as an earlier shown one (the images of the processes
+ * of one tree are each their own): it is listed once, under the first. */
+static int end_repeats(const struct profile *p, const struct summary_walks *w, size_t i)
+{
+    int32_t img = w->ends[i].image;
+    for (size_t k = 0; k < i; k++) {
+        int32_t o = w->ends[k].image;
+        if (o == img || (o >= 0 && img >= 0 && p->images[o].path && p->images[img].path &&
+                         strcmp(p->images[o].path, p->images[img].path) == 0))
+            return 1;
+    }
+    return 0;
+}
+
+/* The share of the samples whose walk ended at the same file as end i, i included. */
+static double end_share(const struct profile *p, const struct summary_walks *w, size_t i)
+{
+    double sh = 0;
+    for (size_t k = i; k < w->n_ends; k++) {
+        int32_t a = w->ends[i].image, b = w->ends[k].image;
+        if (a == b || (a >= 0 && b >= 0 && p->images[a].path && p->images[b].path &&
+                       strcmp(p->images[a].path, p->images[b].path) == 0))
+            sh += w->ends[k].share.share;
+    }
+    return sh;
+}
+
 /* The shown walk ends whose CFI says (keeps == 0) they keep no frame pointers, or
  * (keeps == 1) that they do: their names into names ("a, b") and the shares of their
  * functions that set one up into shares ("2%, 0%"); returns how many. */
@@ -540,6 +568,7 @@ static size_t fp_images(char *names, char *shares, size_t n, const struct profil
     for (size_t i = 0; i < w->n_ends && end_shown(w, i); i++) {
         int32_t img = w->ends[i].image;
         if (img < 0 || !p->images[img].fp_checked || p->images[img].fp_permille < 0) continue;
+        if (end_repeats(p, w, i)) continue;
         int16_t pm = p->images[img].fp_permille;
         if ((pm >= FPCHECK_WITHOUT_PERMILLE) != keeps) continue;
         char *name = escape_utf8_dup(image_name(p, img), "");
@@ -551,6 +580,28 @@ static size_t fp_images(char *names, char *shares, size_t n, const struct profil
         count++;
     }
     return count;
+}
+
+/* The cut walks by cause, from the profile's count of every sample's walk end (all
+ * states): what ended them decides the advice. */
+struct cut_causes {
+    uint64_t walks;                    /* every walk */
+    uint64_t all, copy_end, depth, fp; /* cut; fp: by the causes frame pointers would fix */
+};
+
+static void cut_causes(const struct profile *p, struct cut_causes *c)
+{
+    memset(c, 0, sizeof *c);
+    if (!p->meta.ends_known) return;
+    for (size_t k = 0; k < PROFILE_STACK_ENDS && k < UNWIND_STOPS; k++) {
+        uint64_t v = p->meta.end_samples[k];
+        c->walks += v;
+        if (!unwind_cut_short((enum unwind_stop)k) || !v) continue;
+        c->all += v;
+        if (k == UNWIND_CUT_COPY_END) c->copy_end += v;
+        else if (k == UNWIND_CUT_DEPTH) c->depth += v;
+        else if (k != UNWIND_CUT_READ && k != UNWIND_CUT_NO_CFI && k != UNWIND_CUT_RULE) c->fp += v;
+    }
 }
 
 /* How whole the stacks are (report.h). */
@@ -571,22 +622,41 @@ static void walks_lines(FILE *out, const struct profile *p, const struct summary
     if (w->cut.share < REPORT_CUT_SHARE) return;
     fprintf(out, "  incomplete stacks: %.1f%% ±%.1f of %s (under %s)", 100 * w->cut.share,
             100 * w->cut.se, p->sample_types[s->type].type, PROFILE_INCOMPLETE_FRAME);
-    for (size_t i = 0; i < w->n_ends && end_shown(w, i); i++) {
+    for (size_t i = 0, said = 0; i < w->n_ends && end_shown(w, i); i++) {
+        if (end_repeats(p, w, i)) continue;
         int32_t img = w->ends[i].image;
         char *name = escape_utf8_dup(image_name(p, img), "");
-        fprintf(out, "%s%s (%.1f%%)", i ? ", " : "; walks end early in ", name ? name : "?",
-                100 * w->ends[i].share.share);
+        fprintf(out, "%s%s (%.1f%%)", said++ ? ", " : "; walks end early in ", name ? name : "?",
+                100 * end_share(p, w, i));
         free(name);
     }
     fputc('\n', out);
+    /* The advice fits the cause: frame pointers do not make a copy longer or a
+     * recursion shallower. */
+    struct cut_causes c;
+    cut_causes(p, &c);
+    if (c.copy_end)
+        fprintf(out,
+                "  %.1f%% of the cut walks: the stack copy ran out (copy exhausted): the stack was "
+                "deeper than the perf engine's copy and changed before it could be read on; "
+                "the signal engine walks the live stack (--engine signal)\n",
+                100.0 * (double)c.copy_end / (double)c.all);
+    if (c.depth)
+        fprintf(out,
+                "  %.1f%% of the cut walks: deeper than the %d-frame depth limit (deep recursion): "
+                "their outermost frames are missing\n",
+                100.0 * (double)c.depth / (double)c.all, UNWIND_MAX_DEPTH);
     char names[1024], shares[1024];
-    size_t n = fp_images(names, shares, sizeof names, p, w, 0);
+    /* Frame pointers are advised where walks that they would have carried on are a
+     * share worth saying (or the profile does not say why its walks ended). */
+    int fp_said = !c.all || (double)c.fp >= REPORT_CUT_SHARE * (double)c.walks;
+    size_t n = fp_said ? fp_images(names, shares, sizeof names, p, w, 0) : 0;
     if (n)
         fprintf(out,
                 "  %s: built without frame pointers (%s of %s functions set one up, by %s CFI); "
                 "rebuild with -fno-omit-frame-pointer\n",
                 names, shares, n > 1 ? "their" : "its", n > 1 ? "their" : "its");
-    n = fp_images(names, shares, sizeof names, p, w, 1);
+    n = fp_said ? fp_images(names, shares, sizeof names, p, w, 1) : 0;
     if (n)
         fprintf(out,
                 "  %s: keep%s frame pointers (%s of %s functions set one up); %s walks end in "

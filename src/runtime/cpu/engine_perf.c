@@ -63,6 +63,7 @@
 #include "runtime/unwind/unwind.h"
 #include "runtime/cpu/waitstack.h"
 #include "runtime/rtclock.h"
+#include "runtime/unwind/resume.h"
 #include "runtime/unwind/step.h"
 #include "runtime/unwind/table.h"
 
@@ -72,12 +73,14 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,10 +109,19 @@
 #define SAMPLE_TYPE_CFI                                                                            \
     (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |         \
      PERF_SAMPLE_STACK_USER)
-#define STACK_COPY 16384
+/* The copy: the most the kernel takes (a record's size is 16 bits) where the rings'
+ * locked memory is not limited (CAP_IPC_LOCK): clang's parser stacks are 20-130 KiB
+ * deep, and the part past a copy changes before the drain in one walk of five (a
+ * 16 KiB copy left 19% of clang's samples cut, a 64 KiB one 1%). Else 16 KiB, which
+ * the 516 KiB of perf_event_mlock_kb can hold a few drains of. */
+#define STACK_COPY_MAX 65000
+#define STACK_COPY_LIMITED 16384
+/* Past the copy, the walk goes on over the thread's stack as it is at the drain
+ * (unwind/resume.h), read in pieces of this size. */
+#define STACK_READ (64u << 10)
 /* The frame pointer, stack pointer, pc (and link register) of arch.h. */
 #define REGS_MASK ARCH_PERF_REGS_MASK
-#define RING_PAGES_MAX_CFI 512
+#define RING_PAGES_MAX_CFI 1024 /* 4 MiB: 64 of the largest copies */
 
 /* ================================================================ per thread ==== */
 
@@ -198,6 +210,9 @@ struct perf_engine {
     uint64_t copy_bytes;                /* bytes of stack the kernel copied, in all */
     uint64_t copies;                    /* samples with a copy */
     uint64_t depth_max;                 /* the deepest stack seen: thread's top - sp */
+    uint32_t copy_size;                 /* bytes of stack the kernel copies a sample */
+    struct uw_resume_stats resumed;     /* walks that went on past their copy */
+    void *read_buf;                     /* 2 * STACK_READ bytes for them, or NULL */
     uint32_t *tm_tid;                   /* TIDMAP tids (0 empty) ... */
     uint16_t *tm_slot;                  /* ... and their slots */
 };
@@ -231,7 +246,7 @@ static void attr_clock(struct perf_event_attr *a, uint64_t period, int kernel, i
     a->sample_type = pe.sample_type;
     if (pe.cfi) {
         a->sample_regs_user = REGS_MASK;
-        a->sample_stack_user = STACK_COPY;
+        a->sample_stack_user = pe.copy_size;
     }
     /* With kernel time counted, time spent in system calls is sampled too, at the
      * user call site, as a signal would see it on the way back. */
@@ -258,7 +273,7 @@ static void attr_switch(struct perf_event_attr *a, int inherit)
     a->sample_type = pe.sample_type;
     if (pe.cfi) {
         a->sample_regs_user = REGS_MASK;
-        a->sample_stack_user = STACK_COPY;
+        a->sample_stack_user = pe.copy_size;
     }
     a->exclude_hv = 1;
     a->exclude_callchain_kernel = 1;
@@ -450,6 +465,15 @@ struct drain_ctx {
     uint64_t id_cs; /* the identifier of switch samples in the ring being drained */
 };
 
+/* The thread's stack as it is now, for a walk that went past its copy. */
+static long perf_read_stack(void *arg, uint64_t addr, void *buf, size_t len)
+{
+    (void)arg;
+    struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
+    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    return got < 0 ? -errno : (long)got;
+}
+
 /* A sample's user frames: the kernel's callchain, or a walk of its stack copy. */
 static uint16_t sample_frames(const struct reg_slot *s, const struct perf_rec *r, uint64_t *out,
                               uint8_t *stop)
@@ -463,19 +487,26 @@ static uint16_t sample_frames(const struct reg_slot *s, const struct perf_rec *r
     arch_perf_regs(r->regs, &ar);
     uint64_t sp = ar.sp;
     uint64_t top = sp + r->stack_size;
-    /* The walk stops at the thread's registered top, as the signal engine's does. */
-    uint64_t hi = s->stack_hi > sp && s->stack_hi < top ? s->stack_hi : top;
+    /* The walk stops at the thread's registered top, as the signal engine's does; a
+     * stack outside the thread's bounds (a fiber's) is walked as far as it goes. */
+    int in_bounds = sp >= s->stack_lo && sp < s->stack_hi;
+    uint64_t hi = in_bounds && s->stack_hi < top ? s->stack_hi : top;
     struct uw_stack m = {sp, hi, (intptr_t)r->stack - (intptr_t)sp, UW_DIRECT_NONE, NULL};
     struct uw_regs regs = {.pc = ar.pc, .sp = sp, .fp = ar.fp, .interrupted = 1, .lr = ar.lr};
+    /* Past the copy, on over the thread's stack (its frames that are still there). */
+    if (!pe.read_buf) pe.read_buf = rtmem_alloc(2 * (size_t)STACK_READ);
+    struct uw_source src = {pe.read_buf ? perf_read_stack : NULL,
+                            NULL,
+                            in_bounds ? s->stack_hi : 0,
+                            {pe.read_buf, (char *)pe.read_buf + STACK_READ},
+                            STACK_READ};
     enum unwind_stop st;
-    size_t n = uw_walk_copy(uw_mode_current(), regs, &m, out, UNWIND_MAX_DEPTH, &st);
+    size_t n = uw_walk_resume(uw_mode_current(), regs, &m, &src, out, UNWIND_MAX_DEPTH, &st,
+                              &pe.resumed);
     pe.copies++;
     pe.copy_bytes += r->stack_size;
-    if (s->stack_hi > sp && s->stack_hi - sp > pe.depth_max) pe.depth_max = s->stack_hi - sp;
-    if (st == UNWIND_END_TOP && hi == top && top < s->stack_hi) {
-        st = UNWIND_CUT_COPY_END;
-        pe.copy_short++;
-    }
+    if (in_bounds && s->stack_hi - sp > pe.depth_max) pe.depth_max = s->stack_hi - sp;
+    if (st == UNWIND_CUT_COPY_END) pe.copy_short++;
     *stop = (uint8_t)st;
     return (uint16_t)n;
 }
@@ -840,6 +871,8 @@ static void perf_free(void)
     rtmem_free(pe.scratch, PERF_RING_SCRATCH);
     rtmem_free(pe.tm_tid, TIDMAP * sizeof *pe.tm_tid);
     rtmem_free(pe.tm_slot, TIDMAP * sizeof *pe.tm_slot);
+    rtmem_free(pe.read_buf, 2 * (size_t)STACK_READ);
+    pe.read_buf = NULL;
     pe.slots = NULL;
     pe.scratch = NULL;
     pe.tm_tid = NULL;
@@ -850,6 +883,24 @@ static void perf_close_fds(void)
 {
     rtfd_close(&pe.wakefd);
     rtfd_close(&pe.epfd);
+}
+
+/* Whether this process may lock memory without limit (CAP_IPC_LOCK in CapEff): the
+ * rings of large stack copies are then never refused or shrunk. */
+static int perf_can_lock(void)
+{
+    char buf[2048];
+    struct rtfd once;
+    int fd = rtfd_open_once(&once, "/proc/self/status");
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    rtfd_close(&once);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    const char *c = strstr(buf, "CapEff:");
+    if (!c) return 0;
+    unsigned long long caps = strtoull(c + 7, NULL, 16);
+    return (int)((caps >> 14) & 1); /* CAP_IPC_LOCK */
 }
 
 static int perf_start(const struct engine_config *cfg)
@@ -868,9 +919,10 @@ static int perf_start(const struct engine_config *cfg)
     pe.page = sysconf(_SC_PAGESIZE);
     pe.cfi = uw_mode_current() != UW_MODE_FP && REGS_MASK != 0;
     pe.sample_type = pe.cfi ? SAMPLE_TYPE_CFI : SAMPLE_TYPE;
+    pe.copy_size = perf_can_lock() ? STACK_COPY_MAX : STACK_COPY_LIMITED;
     /* Room for about two short drain periods of deep-stacked samples (or stack
      * copies) at this rate; past half of it, the ring wakes the engine thread. */
-    uint64_t per = pe.cfi ? STACK_COPY + 128 : 512;
+    uint64_t per = pe.cfi ? pe.copy_size + 128 : 512;
     uint64_t want = (uint64_t)cfg->hz * DRAIN_MS * 2 / 1000 * per / (uint64_t)pe.page;
     size_t most = pe.cfi ? RING_PAGES_MAX_CFI : RING_PAGES_MAX;
     pe.ring_pages = RING_PAGES_MIN;
@@ -1062,6 +1114,10 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
         {"stack_copy_bytes", pe.copy_bytes},    /* bytes the kernel copied for them */
         {"stacks_copy_short", pe.copy_short},   /* walks that reached the copy's end */
         {"stack_depth_max", pe.depth_max},      /* bytes from the deepest sp to the top */
+        {"stack_copy_size", pe.cfi ? pe.copy_size : 0}, /* bytes asked of the kernel a sample */
+        {"stacks_read_on", pe.resumed.walks},   /* walks that went on past their copy */
+        {"stacks_read_changed", pe.resumed.changed}, /* ... cut: the stack had changed */
+        {"stack_read_bytes", pe.resumed.bytes},      /* bytes of stack read for them */
     };
     size_t n = sizeof all / sizeof all[0];
     n = n < max ? n : max;

@@ -95,8 +95,8 @@ static void prof_on_stopped(void)
         prof.write_result = 0;
         return;
     }
-    struct engine_stat stats[24];
-    size_t n_stats = profile_engine()->stats ? profile_engine()->stats(stats, 23) : 0;
+    struct engine_stat stats[32];
+    size_t n_stats = profile_engine()->stats ? profile_engine()->stats(stats, 31) : 0;
     /* kestrel's own work on the program's threads, left out of its samples */
     stats[n_stats++] = (struct engine_stat){"runtime_samples", rtown_samples()};
     const char *notes[16];

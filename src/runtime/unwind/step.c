@@ -35,12 +35,24 @@ struct uw_mem {
     intptr_t bias;
     int direct;
     unsigned *unbuilt;
+    uint64_t *past; /* if not NULL, the highest address at or past hi a load wanted */
 };
+
+/* The failed load's address, when it lay at or past the memory's end: the walk could
+ * go on over more of the same stack (uw_mark). */
+static void ld_past(const struct uw_mem *m, uint64_t a)
+{
+    if (m->past && !(a & 7) && a + 8 > m->hi && a < m->hi + UNWIND_MAX_FRAME && a > *m->past)
+        *m->past = a;
+}
 
 /* One checked load: inside [lo, hi), 8-byte aligned. */
 static inline int ld(const struct uw_mem *m, uint64_t a, uint64_t *v)
 {
-    if ((a & 7) | (a - m->clo > m->span)) return 0;
+    if (__builtin_expect((a & 7) | (a - m->clo > m->span), 0)) {
+        ld_past(m, a);
+        return 0;
+    }
     memcpy(v, (const void *)(uintptr_t)(a + (uint64_t)m->bias), 8);
     return 1;
 }
@@ -233,9 +245,14 @@ static size_t uw_leaf_lr(uint64_t *out, size_t n, size_t max, uint64_t lr, enum 
     return keep + 2;
 }
 
-size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *ms, uint64_t *out, size_t max,
-               enum unwind_stop *stop)
+/* uw_walk, with the mark (step.h) kept where mk is not NULL. */
+static size_t uw_walk_mark(int mode, struct uw_regs r, const struct uw_stack *ms, uint64_t *out,
+                           size_t max, enum unwind_stop *stop, struct uw_mark *mk)
 {
+    if (mk) {
+        mk->n = 0;
+        mk->past = 0;
+    }
     if (max == 0) {
         *stop = UNWIND_CUT_DEPTH;
         return 0;
@@ -245,7 +262,8 @@ size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *ms, uint64_t *
         size_t n = unwind_fp(r.pc, r.fp, lo, ms->hi, ms->bias, out, max, stop);
         return r.interrupted && r.lr ? uw_leaf_lr(out, n, max, arch_strip_ra(r.lr), stop) : n;
     }
-    struct uw_mem mem = {ms->lo, ms->hi, UINT64_MAX, 0, ms->bias, ms->direct, ms->unbuilt};
+    struct uw_mem mem = {ms->lo, ms->hi,      UINT64_MAX, 0, ms->bias, ms->direct, ms->unbuilt,
+                         mk ? &mk->past : NULL};
     if (ms->hi >= 8 && ms->hi - 8 >= ms->lo) {
         mem.clo = ms->lo;
         mem.span = ms->hi - 8 - ms->lo;
@@ -253,6 +271,11 @@ size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *ms, uint64_t *
     const struct uw_mem *m = &mem;
     size_t n = 0;
     out[n++] = r.pc;
+    if (mk) {
+        mk->back[0] = r;
+        mk->sp[0] = r.sp;
+        mk->n = 1;
+    }
     /* The previous frame's image is looked at first: most callers are in the same one
      * (a descriptor stays readable after its image is retired, and the walk reads
      * nothing of the image itself). */
@@ -285,8 +308,19 @@ size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *ms, uint64_t *
             break;
         }
         out[n++] = r.interrupted ? r.pc + 1 : r.pc;
+        if (mk) {
+            mk->back[(n - 1) % UW_MARK_BACK] = r;
+            if (n - 1 < UW_MARK_BACK) mk->sp[n - 1] = r.sp;
+            mk->n = n;
+        }
     }
     return n;
+}
+
+size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *ms, uint64_t *out, size_t max,
+               enum unwind_stop *stop)
+{
+    return uw_walk_mark(mode, r, ms, out, max, stop, NULL);
 }
 
 /* ============================ copies, on the runtime's thread ============================ */
@@ -298,22 +332,23 @@ struct uw_locked_walk {
     uint64_t *out;
     size_t max, n;
     enum unwind_stop stop;
+    struct uw_mark *mk;
 };
 
 static void uw_walk_locked(void *arg)
 {
     struct uw_locked_walk *w = arg;
-    w->n = uw_walk(w->mode, w->r, &w->m, w->out, w->max, &w->stop);
+    w->n = uw_walk_mark(w->mode, w->r, &w->m, w->out, w->max, &w->stop, w->mk);
 }
 
-size_t uw_walk_copy(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *out, size_t max,
-                    enum unwind_stop *stop)
+size_t uw_walk_copy_mark(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *out,
+                         size_t max, enum unwind_stop *stop, struct uw_mark *mk)
 {
     unsigned unbuilt = 0;
-    struct uw_locked_walk w = {mode, r, *m, out, max, 0, UNWIND_CUT_RANGE};
+    struct uw_locked_walk w = {mode, r, *m, out, max, 0, UNWIND_CUT_RANGE, mk};
     w.m.direct = UW_DIRECT_NONE;
     w.m.unbuilt = &unbuilt;
-    w.n = uw_walk(mode, r, &w.m, out, max, &w.stop);
+    w.n = uw_walk_mark(mode, r, &w.m, out, max, &w.stop, mk);
     if (unbuilt && mode != UW_MODE_FP) {
         /* Else the first walk stands: its frame-pointer steps where no table was. */
         w.m.direct = UW_DIRECT_LOCKED;
@@ -323,4 +358,10 @@ size_t uw_walk_copy(int mode, struct uw_regs r, const struct uw_stack *m, uint64
     }
     *stop = w.stop;
     return w.n;
+}
+
+size_t uw_walk_copy(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *out, size_t max,
+                    enum unwind_stop *stop)
+{
+    return uw_walk_copy_mark(mode, r, m, out, max, stop, NULL);
 }

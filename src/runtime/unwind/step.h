@@ -63,4 +63,19 @@ size_t uw_walk(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *o
  * and m->unbuilt are ignored. Never from a signal handler or inside malloc. */
 size_t uw_walk_copy(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *out,
                     size_t max, enum unwind_stop *stop);
+
+/* Where a walk over a copy can go on over more of the same stack (resume.h): the
+ * registers of its last UW_MARK_BACK frames, the stack pointers of its first ones, and
+ * whether it stopped for want of memory past the copy's end. */
+#define UW_MARK_BACK 3
+struct uw_mark {
+    struct uw_regs back[UW_MARK_BACK]; /* frame i's registers at back[i % UW_MARK_BACK] */
+    uint64_t sp[UW_MARK_BACK];         /* frame i's sp, i < UW_MARK_BACK */
+    size_t n;                          /* frames walked (0: none kept, FP mode) */
+    uint64_t past; /* the highest address at or past the end a load wanted, 0 none */
+};
+
+/* uw_walk_copy, keeping mk (not in FP mode: mk->n = 0). */
+size_t uw_walk_copy_mark(int mode, struct uw_regs r, const struct uw_stack *m, uint64_t *out,
+                         size_t max, enum unwind_stop *stop, struct uw_mark *mk);
 #endif
