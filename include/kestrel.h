@@ -40,6 +40,22 @@ KESTREL_API int kestrel_thread_register(int64_t fiber_id, const char *label);
  * Inactive: does nothing, 0. */
 KESTREL_API int kestrel_thread_unregister(void);
 
+/* Fibers: a stack of the program's own that a thread switches to (makecontext and
+ * swapcontext, boost.context, a coroutine library). Registers [stack, stack + size) as
+ * fiber `fiber_id` with a label (copied; at most 31 bytes kept; NULL or "": "fiber"):
+ * a sample taken while a thread runs on it is walked to the fiber's outermost frame and
+ * shown as the thread's fiber (`<label>-<fiber_id>` in every export). Stacks not
+ * registered are found from the writable mapping that holds the stack pointer and
+ * labelled "fiber" with a number of kestrel's own. Registering a stack again replaces
+ * it. 0, -EINVAL (NULL stack or size under 64), -ENOSPC (4096 fibers registered at
+ * once). Works whether or not a session runs (no allocation). Inactive (the stubs): 0. */
+KESTREL_API int kestrel_fiber_register(const void *stack, size_t size, int64_t fiber_id,
+                                       const char *label);
+
+/* Removes a fiber registered at `stack`. 0, or -ENOENT when none is. Inactive (the
+ * stubs): 0. */
+KESTREL_API int kestrel_fiber_unregister(const void *stack);
+
 /* CPU profiling of a region of code, without environment variables. Starts sampling
  * this process at `hz` samples per second of each thread's time (0 = 997; otherwise
  * 10..10000, else -EINVAL) with the engine KESTREL_PROFILE_ENGINE names (default

@@ -23,6 +23,22 @@ KESTREL_API int kestrel_thread_unregister(void)
     return 0;
 }
 
+KESTREL_API int kestrel_fiber_register(const void *stack, size_t size, int64_t fiber_id,
+                                       const char *label)
+{
+    (void)stack;
+    (void)size;
+    (void)fiber_id;
+    (void)label;
+    return 0;
+}
+
+KESTREL_API int kestrel_fiber_unregister(const void *stack)
+{
+    (void)stack;
+    return 0;
+}
+
 KESTREL_API int kestrel_profile_start(unsigned hz)
 {
     (void)hz;

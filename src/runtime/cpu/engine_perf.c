@@ -50,6 +50,7 @@
  * nothing. */
 #include "runtime/arch/arch.h"
 #include "runtime/cpu/engine.h"
+#include "runtime/fibers.h"
 #include "runtime/lifecycle.h"
 #include "runtime/rtthread.h"
 #include "runtime/images.h"
@@ -474,10 +475,12 @@ static long perf_read_stack(void *arg, uint64_t addr, void *buf, size_t len)
     return got < 0 ? -errno : (long)got;
 }
 
-/* A sample's user frames: the kernel's callchain, or a walk of its stack copy. */
+/* A sample's user frames: the kernel's callchain, or a walk of its stack copy; *fiber
+ * the fiber it ran on (fiber_find's key), 0 for the thread's own stack. */
 static uint16_t sample_frames(const struct reg_slot *s, const struct perf_rec *r, uint64_t *out,
-                              uint8_t *stop)
+                              uint8_t *stop, uint64_t *fiber)
 {
+    *fiber = 0;
     if (!pe.cfi) return perf_chain(r, out, stop);
     if (!r->abi || !r->regs) { /* a kernel thread's sample, or no user registers */
         *stop = UNWIND_CUT_RANGE;
@@ -490,14 +493,16 @@ static uint16_t sample_frames(const struct reg_slot *s, const struct perf_rec *r
     /* The walk stops at the thread's registered top, as the signal engine's does; a
      * stack outside the thread's bounds (a fiber's) is walked as far as it goes. */
     int in_bounds = sp >= s->stack_lo && sp < s->stack_hi;
-    uint64_t hi = in_bounds && s->stack_hi < top ? s->stack_hi : top;
+    uint64_t stack_top = s->stack_hi, f_lo;
+    if (!in_bounds && fiber_find(sp, &f_lo, &stack_top, fiber)) in_bounds = 1;
+    uint64_t hi = in_bounds && stack_top < top ? stack_top : top;
     struct uw_stack m = {sp, hi, (intptr_t)r->stack - (intptr_t)sp, UW_DIRECT_NONE, NULL};
     struct uw_regs regs = {.pc = ar.pc, .sp = sp, .fp = ar.fp, .interrupted = 1, .lr = ar.lr};
     /* Past the copy, on over the thread's stack (its frames that are still there). */
     if (!pe.read_buf) pe.read_buf = rtmem_alloc(2 * (size_t)STACK_READ);
     struct uw_source src = {pe.read_buf ? perf_read_stack : NULL,
                             NULL,
-                            in_bounds ? s->stack_hi : 0,
+                            in_bounds ? stack_top : 0,
                             {pe.read_buf, (char *)pe.read_buf + STACK_READ},
                             STACK_READ};
     enum unwind_stop st;
@@ -505,7 +510,7 @@ static uint16_t sample_frames(const struct reg_slot *s, const struct perf_rec *r
                               &pe.resumed);
     pe.copies++;
     pe.copy_bytes += r->stack_size;
-    if (in_bounds && s->stack_hi - sp > pe.depth_max) pe.depth_max = s->stack_hi - sp;
+    if (in_bounds && !*fiber && s->stack_hi - sp > pe.depth_max) pe.depth_max = s->stack_hi - sp;
     if (st == UNWIND_CUT_COPY_END) pe.copy_short++;
     *stop = (uint8_t)st;
     return (uint16_t)n;
@@ -520,12 +525,15 @@ static void on_record(const struct perf_rec *r, void *arg)
     case PERF_REC_SAMPLE:
         if (p->has_cs && r->id == c->id_cs) {
             p->cs_time = r->time;
-            p->cs_n = sample_frames(s, r, p->cs_frames, &p->cs_stop);
+            uint64_t fiber;
+            p->cs_n = sample_frames(s, r, p->cs_frames, &p->cs_stop, &fiber);
         } else if (rtown_sample_regs(r->abi ? r->regs : NULL)) {
             /* kestrel's own work on this thread (rtown.h): counted, not the program's */
         } else {
-            p->last_n = sample_frames(s, r, p->last_frames, &p->last_stop);
+            uint64_t fiber;
+            p->last_n = sample_frames(s, r, p->last_frames, &p->last_stop, &fiber);
             struct sink_sample ss = {.slot = s,
+                                     .thread1 = fiber ? fiber_thread(s->tid, fiber) : 0,
                                      .t_ns = r->time,
                                      .cpu_ns = pe.period_ns,
                                      .state = SINK_ON_CPU,
@@ -745,6 +753,7 @@ static void *engine_main(void *arg)
                 eventfd_t v;
                 eventfd_read(pe.wakefd.fd, &v);
             }
+        fiber_maps_refresh(0); /* one atomic load unless a walk missed a fiber's stack */
         if (pe.cfi) {
             uw_tables_refresh(); /* a look at the loader's counters, mostly */
             uw_tables_build(0);  /* the tables walks needed often enough */

@@ -29,7 +29,8 @@
  * stack would be made to overflow it by the profiler alone.
  *
  * Signal handlers: sig_handler() and what it calls — registry_self(), rtown_sample(),
- * uw_walk(), blocking_interrupted(), clock_gettime, atomics; sig_timers_quiet() (the
+ * uw_walk(), fiber_find(), blocking_interrupted(), clock_gettime, atomics;
+ * sig_timers_quiet() (the
  * program's sigaction may run in its handler): atomics and timer_settime. No lock, no
  * allocation, errno preserved.
  * Inside malloc: nothing. */
@@ -40,6 +41,7 @@
 #include "runtime/lifecycle.h"
 #include "runtime/rtthread.h"
 #include "runtime/cpu/engine.h"
+#include "runtime/fibers.h"
 #include "runtime/images.h"
 #include "runtime/maps.h"
 #include "runtime/interpose.h"
@@ -97,6 +99,7 @@ struct sig_entry {
     uint8_t stop;
     uint8_t timer; /* taken from the thread's timer: the sampler attaches its CPU time */
     uint16_t n;
+    uint64_t fiber; /* the fiber the thread ran on (fiber_find's key), 0 its own stack */
     uint64_t frames[UNWIND_MAX_DEPTH];
 };
 
@@ -229,9 +232,12 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
             int waiting = !timer && (where == BLOCKING_ASLEEP ||
                                      (where == BLOCKING_IN_CALL && sig_late(r, e->t_ns)));
             enum unwind_stop stop = UNWIND_CUT_RANGE;
-            /* The live stack, from the interrupted sp to the registered top. */
-            struct uw_stack m = {ar.sp > s->stack_lo ? ar.sp : s->stack_lo, s->stack_hi, 0,
-                                 UW_DIRECT_LIVE, NULL};
+            /* The live stack, from the interrupted sp to the registered top; or to the
+             * top of the fiber's stack the thread runs on. */
+            uint64_t lo = s->stack_lo, hi = s->stack_hi;
+            e->fiber = 0;
+            if ((ar.sp < lo || ar.sp >= hi) && fiber_find(ar.sp, &lo, &hi, &e->fiber)) lo = ar.sp;
+            struct uw_stack m = {ar.sp > lo ? ar.sp : lo, hi, 0, UW_DIRECT_LIVE, NULL};
             struct uw_regs regs = {.pc = ar.pc, .sp = ar.sp, .fp = ar.fp, .interrupted = 1,
                                    .lr = ar.lr};
             e->n = ar.pc ? (uint16_t)uw_walk(uw_mode_current(), regs, &m, e->frames,
@@ -274,12 +280,14 @@ static unsigned sig_drain(struct reg_slot *s, struct sig_ring *r)
             .stop = e->stop,
             .nframes = e->n,
             .frames = e->frames,
+            .thread1 = e->fiber ? fiber_thread(s->tid, e->fiber) : 0,
         };
         int32_t st = sink_add(&smp);
         /* A preempted thread resumes exactly where the handler found it: the ticks it
          * spent runnable are waiting samples with that stack. */
         for (; r->owed && st >= 0; r->owed--)
-            sink_add_interned(s, e->t_ns, 0, SINK_WAITING, st);
+            sink_add_interned_to(smp.thread1 ? smp.thread1 - 1 : s->thread_index, e->t_ns, 0,
+                                 SINK_WAITING, st);
         r->owed = 0;
     }
     atomic_store_explicit(&r->tail, t, memory_order_release);
@@ -713,6 +721,7 @@ static void *sig_main(void *arg)
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
         sig_tick(next);
+        fiber_maps_refresh(0); /* one atomic load unless a walk missed a fiber's stack */
         if (next >= images_at) {
             maps_refresh_all();
             images_at = next + SIG_IMAGES_NS;

@@ -40,6 +40,11 @@ static _Atomic size_t reg_slots_hi;
 #define REG_SLOTS_BYTES (sizeof(struct reg_slot) * REGISTRY_SLOTS)
 #define REG_THREADS_BYTES (sizeof(struct reg_thread) * REGISTRY_THREADS_MAX)
 
+/* The thread records' claim (the count and the record it publishes): under reg_mu
+ * for a registration, alone for a fiber's record, which the engine thread adds while
+ * it may hold reg_mu (the signal engine drains under it). Order: reg_mu, then this. */
+static pthread_mutex_t reg_rec_mu = PTHREAD_MUTEX_INITIALIZER;
+
 /* Register and unregister run with every signal blocked: a handler must never find
  * its own thread inside the critical section. */
 static void reg_enter(sigset_t *old)
@@ -141,6 +146,7 @@ struct reg_slot *registry_register(int64_t fiber, const char *label, uint64_t lo
         reg_past_limit++;
         goto out;
     }
+    pthread_mutex_lock(&reg_rec_mu);
     size_t ti = atomic_load(&reg_nthreads);
     if (ti >= REGISTRY_THREADS_MAX - 1) {
         ti = REGISTRY_THREADS_MAX - 1;
@@ -157,6 +163,7 @@ struct reg_slot *registry_register(int64_t fiber, const char *label, uint64_t lo
         reg_self_name(t);
         atomic_store(&reg_nthreads, ti + 1);
     }
+    pthread_mutex_unlock(&reg_rec_mu);
     s->tid = (pid_t)syscall(SYS_gettid);
     s->thread_index = (uint32_t)ti;
     s->stack_lo = lo;
@@ -178,6 +185,24 @@ struct reg_slot *registry_register(int64_t fiber, const char *label, uint64_t lo
 out:
     reg_leave(&old);
     return s;
+}
+
+long registry_thread_add(pid_t tid, int64_t fiber, const char *label)
+{
+    pthread_mutex_lock(&reg_rec_mu);
+    long rc = -ENOSPC;
+    size_t ti = atomic_load(&reg_nthreads);
+    if (reg_open && reg_threads && ti < REGISTRY_THREADS_MAX - 1) {
+        struct reg_thread *t = &reg_threads[ti];
+        memset(t, 0, sizeof(*t));
+        t->fiber = fiber;
+        t->tid = tid;
+        reg_copy(t->label, sizeof(t->label), label);
+        atomic_store(&reg_nthreads, ti + 1);
+        rc = (long)ti;
+    }
+    pthread_mutex_unlock(&reg_rec_mu);
+    return rc;
 }
 
 int registry_unregister(void)
@@ -276,6 +301,7 @@ void registry_forget_after_fork(void)
 {
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     reg_mu = fresh;
+    reg_rec_mu = fresh;
     reg_invalidate_all();
     reg_open = 0;
     rtmem_free(reg_threads, REG_THREADS_BYTES);

@@ -104,6 +104,9 @@ uint64_t registry_threads_past_limit(void);
 /* Counts a thread that could not even try to register (e.g. no trampoline was free
  * when pthread_create wrapped it): it goes unsampled, but not uncounted. */
 void registry_count_past_limit(void);
+/* A thread record of its own for a fiber that thread `tid` runs (fibers.h): its
+ * index, or -ENOSPC past REGISTRY_THREADS_MAX - 1. Engine thread. */
+long registry_thread_add(pid_t tid, int64_t fiber, const char *label);
 /* Reads the name of a live thread from /proc into its record (engine thread). */
 void registry_read_name(struct reg_thread *t);
 

@@ -22,6 +22,7 @@
 #include "runtime/cpu/rawjson.h"
 #include "runtime/cpu/registry.h"
 #include "runtime/cpu/sink.h"
+#include "runtime/fibers.h"
 #include "runtime/interpose.h"
 #include "runtime/cpu/threads.h"
 #include "runtime/rtclock.h"
@@ -156,6 +157,7 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
     prof.start_real = rt_clock_ns(CLOCK_REALTIME);
     prof.rows_max = !from_env ? SINK_SAMPLES_MAX : prof_env.serve_only ? 0 : prof_env.rows_max;
     if (r == 0) r = sink_open(prof.start_mono, prof.rows_max);
+    fiber_session_reset();
     prof.ppid = (int)getppid();
     if (r != 0) return r;
     maps_refresh_all();

@@ -210,24 +210,38 @@ static void sink_window_add(struct reg_thread *t, uint32_t thread, uint64_t t_ns
                             int state, int32_t stack);
 static _Atomic int sink_win_on; /* a window is open: the engine thread fills it */
 
+/* A row of thread record `ti` (the slot's, or a fiber's of that thread). */
+static void sink_add_row(uint32_t ti, uint64_t t_ns, uint64_t cpu_ns, int state, int32_t stack);
+
+void sink_add_interned_to(uint32_t thread, uint64_t t_ns, uint64_t cpu_ns, int state,
+                          int32_t stack)
+{
+    sink_add_row(thread, t_ns, cpu_ns, state, stack);
+}
+
 void sink_add_interned(struct reg_slot *slot, uint64_t t_ns, uint64_t cpu_ns, int state,
                        int32_t stack)
 {
+    sink_add_row(slot->thread_index, t_ns, cpu_ns, state, stack);
+}
+
+static void sink_add_row(uint32_t ti, uint64_t t_ns, uint64_t cpu_ns, int state, int32_t stack)
+{
     if (!sink_rowv) return;
-    struct reg_thread *t = registry_thread(slot->thread_index);
+    struct reg_thread *t = registry_thread(ti);
     if (t && !t->sampled) {
         t->sampled = 1;
         registry_read_name(t);
     }
     if (atomic_load_explicit(&sink_win_on, memory_order_acquire))
-        sink_window_add(t, slot->thread_index, t_ns, cpu_ns, state, stack);
+        sink_window_add(t, ti, t_ns, cpu_ns, state, stack);
     uint64_t rel = t_ns > sink_start_ns ? t_ns - sink_start_ns : 0;
     if (sink_n.samples >= sink_rows_max) {
         /* The earliest of them: engines drain thread by thread, so rows may go on a
          * little past it, but no sample before it lacks a row. */
         if ((!sink_n.agg_samples && !sink_n.samples_past_limit) || rel < sink_n.timed_end_ns)
             sink_n.timed_end_ns = rel;
-        sink_count_past_rows(slot->thread_index, cpu_ns, state, stack);
+        sink_count_past_rows(ti, cpu_ns, state, stack);
         return;
     }
     if (sink_n.samples % SINK_ROWS_CHUNK == 0) /* a kernel without it faults as before */
@@ -236,7 +250,7 @@ void sink_add_interned(struct reg_slot *slot, uint64_t t_ns, uint64_t cpu_ns, in
     sink_rowv[sink_n.samples++] = (struct sink_row){
         .t_rel_ns = rel < SINK_ROW_T_MAX ? rel : SINK_ROW_T_MAX,
         .cpu_ns = cpu_ns < SINK_ROW_CPU_MAX ? cpu_ns : SINK_ROW_CPU_MAX,
-        .thread = slot->thread_index,
+        .thread = ti,
         .stack1 = (uint32_t)(stack + 1),
         .state = (unsigned)state,
     };
@@ -247,11 +261,13 @@ int32_t sink_add(const struct sink_sample *s)
     if (!sink_rowv) return -1;
     enum unwind_stop stop = s->stop < UNWIND_STOPS ? (enum unwind_stop)s->stop : UNWIND_NOT_WALKED;
     size_t n = s->nframes > UNWIND_MAX_DEPTH ? UNWIND_MAX_DEPTH : s->nframes;
-    n = execmap_trim(&sink_exec, s->frames, n, s->slot->rooted, &stop);
+    /* A fiber's walk ends at the fiber's own outermost frame, not at the thread's. */
+    n = execmap_trim(&sink_exec, s->frames, n, s->slot->rooted && !s->thread1, &stop);
     sink_n.stops[stop]++;
     if (unwind_cut_short(stop)) sink_n.cut_short++;
     int32_t st = sink_intern(s->frames, n, stop);
-    sink_add_interned(s->slot, s->t_ns, s->cpu_ns, s->state, st);
+    sink_add_row(s->thread1 ? s->thread1 - 1 : s->slot->thread_index, s->t_ns, s->cpu_ns, s->state,
+                 st);
     return st;
 }
 

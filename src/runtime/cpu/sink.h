@@ -35,6 +35,7 @@ struct sink_sample {
                              * trims the frames to executable memory, execmap.h) */
     uint16_t nframes;       /* at most UNWIND_MAX_DEPTH */
     const uint64_t *frames; /* leaf-first; frames[0] is the precise PC */
+    uint32_t thread1;       /* a fiber's thread record + 1 (fiber_thread), 0: the slot's */
 };
 
 /* One row of the raw file's `samples`, in 16 bytes: rows are most of the runtime's
@@ -91,6 +92,9 @@ int32_t sink_add(const struct sink_sample *s);
 /* Appends a row for an already-interned stack. */
 void sink_add_interned(struct reg_slot *slot, uint64_t t_ns, uint64_t cpu_ns, int state,
                        int32_t stack);
+/* The same, for thread record `thread` (a fiber's: fiber_thread() - 1). */
+void sink_add_interned_to(uint32_t thread, uint64_t t_ns, uint64_t cpu_ns, int state,
+                          int32_t stack);
 /* Counts samples that were lost before they reached the sink. */
 void sink_drop(uint64_t n);
 

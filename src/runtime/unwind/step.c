@@ -231,6 +231,17 @@ static int step_row(const struct uw_mem *m, const struct cfi_row *row, struct uw
     return step_to(r, ra, cfa, fp, stop);
 }
 
+/* pc is the first instruction of code CFI covers, and no CFI covers the byte before
+ * it: no call returns there, and the return address was made up to start the stack
+ * (makecontext pushes __start_context itself as the fiber's function's return
+ * address). The stack holds nothing older: it is the outermost frame. */
+static int uw_made_up_return(uint64_t pc, int direct)
+{
+    const struct uw_image *im = uw_table_find(pc);
+    struct cfi_row row;
+    return im && uw_image_row(im, pc, direct, &row) > 0;
+}
+
 /* The leaf's return address, in the link register: second, unless the first frame
  * record holds it too (the function saved it already: not a leaf, or past its
  * prologue). Known limit: between a call's return and the function's next call, lr
@@ -288,6 +299,10 @@ static size_t uw_walk_mark(int mode, struct uw_regs r, const struct uw_stack *ms
         if (!im || at - im->lo >= im->hi - im->lo) im = uw_table_find(at);
         struct cfi_row row;
         int got = im ? uw_image_row(im, at, direct, &row) : 0;
+        if (got == 0 && n > 1 && !r.interrupted && uw_made_up_return(r.pc, direct)) {
+            *stop = UNWIND_END_CFI;
+            break;
+        }
         int rc;
         if (!im && mode == UW_MODE_CFI && uw_tables_ready()) {
             *stop = UNWIND_CUT_NO_CFI;

@@ -1,0 +1,47 @@
+/* fibers — stacks a thread runs on that are not the stack it registered: coroutines
+ * on stacks of their own (makecontext/swapcontext, boost.context, a green-thread
+ * runtime). A sample whose stack pointer lies outside its thread's registered bounds
+ * is walked within the fiber's: those the program registered (kestrel_fiber_register,
+ * include/kestrel.h), else the writable mapping that holds the stack pointer, as
+ * /proc/self/maps last said (and still mapped: mincore). Each fiber becomes a thread
+ * record of its own in the profile (its label and fiber id, the thread's tid), so
+ * every export shows it as it shows a thread.
+ *
+ * Signal handlers: fiber_find() (atomic loads, a table search, mincore; no lock, no
+ * allocation). Inside malloc: nothing. The API functions run on any program thread
+ * (a mutex among themselves); fiber_maps_refresh() and fiber_thread() on the engine
+ * thread only. */
+#ifndef KESTREL_FIBERS_H
+#define KESTREL_FIBERS_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define FIBER_MAX 4096             /* fibers registered at one time */
+#define FIBER_MAPS_MAX 2048        /* writable mappings kept for unregistered fibers */
+#define FIBER_WALK_MAX (256u << 10) /* bytes of a fiber's stack a walk may read above sp */
+#define FIBER_THREADS_MAX 4096     /* fiber thread records a session makes */
+
+/* The fiber whose stack holds sp: 1 with [*lo, *hi) its bounds (hi at most
+ * FIBER_WALK_MAX above sp, every page of [sp, hi) mapped) and *key naming it for
+ * fiber_thread(); 0 when none is known (the mappings are then marked to be read
+ * again). */
+int fiber_find(uint64_t sp, uint64_t *lo, uint64_t *hi, uint64_t *key);
+
+/* Re-reads the writable mappings when a lookup missed since the last read (or
+ * `force`), at most every 8 ms. Engine thread. */
+void fiber_maps_refresh(int force);
+
+/* The thread record of fiber `key` on thread `tid` (its label and id: the registered
+ * ones, else "fiber" and a number of the process's own), made on first sight: its
+ * index + 1, 0 when the records ran out (the sample stays its thread's). Engine
+ * thread. */
+uint32_t fiber_thread(pid_t tid, uint64_t key);
+
+/* A new session: the fiber thread records of the previous one are forgotten. */
+void fiber_session_reset(void);
+/* Fibers registered so far that are still registered, and registrations refused
+ * (table full). */
+size_t fiber_count(void);
+uint64_t fiber_refused(void);
+#endif
