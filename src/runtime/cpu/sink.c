@@ -4,6 +4,7 @@
  * thread, then the writer after the engine stopped), so there is no lock — but for the
  * window, which the HTTP thread opens and closes under sink_win_mu. */
 #include "runtime/cpu/sink.h"
+#include "runtime/unwind/callsite.h"
 #include "runtime/rtmem.h"
 #include "runtime/unwind/execmap.h"
 
@@ -263,6 +264,11 @@ int32_t sink_add(const struct sink_sample *s)
     size_t n = s->nframes > UNWIND_MAX_DEPTH ? UNWIND_MAX_DEPTH : s->nframes;
     /* A fiber's walk ends at the fiber's own outermost frame, not at the thread's. */
     n = execmap_trim(&sink_exec, s->frames, n, s->slot->rooted && !s->thread1, &stop);
+    /* A fiber's outermost frame is the library's entry trampoline, whose return
+     * address follows no call (callsite.h): the walk that stopped past it is whole. */
+    if (s->thread1 && n >= 2 && unwind_cut_short(stop) && stop != UNWIND_CUT_DEPTH &&
+        stop != UNWIND_CUT_COPY_END && uw_ra_follows_call(s->frames[n - 1]) == 0)
+        stop = UNWIND_END_ZERO;
     sink_n.stops[stop]++;
     if (unwind_cut_short(stop)) sink_n.cut_short++;
     int32_t st = sink_intern(s->frames, n, stop);
