@@ -36,7 +36,8 @@ $(UW_FORKEARLY): tests/unwind/prog_forkearly.c
 	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -o $@ $<
 # Hard cases: the program's own signal handler (a signal frame to walk through),
 # dlopen/dlclose in a loop under sampling. Without frame pointers, like Debian's.
-UW_HARD := $(BUILD)/tests/unwind/prog_sigframe $(BUILD)/tests/unwind/prog_dlloop
+UW_HARD := $(BUILD)/tests/unwind/prog_sigframe $(BUILD)/tests/unwind/prog_dlloop \
+           $(BUILD)/tests/unwind/prog_deeprec
 TEST_DEPS += $(UW_HARD)
 $(BUILD)/tests/unwind/prog_%: tests/unwind/prog_%.c
 	@mkdir -p $(@D)

@@ -271,6 +271,8 @@ static int add_part(struct profile *into, const struct profile *p, int32_t proce
     into->meta.truncated += p->meta.truncated;
     for (size_t k = 0; k < PROFILE_STACK_ENDS; k++)
         into->meta.end_samples[k] += p->meta.end_samples[k];
+    for (size_t k = 0; k < PROFILE_STACK_ENDS; k++)
+        into->meta.end_running[k] += p->meta.end_running[k];
     for (size_t i = 0; !rc && i < p->meta.n_tables; i++) {
         const struct profile_table *t = &p->meta.tables[i];
         struct profile_table *u = NULL;

@@ -141,6 +141,7 @@ struct profile_meta {
      * file), when the input said so (ends_known). */
     uint8_t ends_known;
     uint64_t end_samples[PROFILE_STACK_ENDS];
+    uint64_t end_running[PROFILE_STACK_ENDS]; /* the same, of the running samples */
     /* A long run's samples past the runtime's row table are counted per (stack,
      * thread, state) without times: they are samples with time_ns -1, after every
      * timed one, and the time order ends at timed_end_ns (since start_unix_ns). */

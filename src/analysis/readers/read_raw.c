@@ -529,6 +529,7 @@ static int add_sample(struct raw *r, size_t i, const int64_t *c, size_t n)
     if (r->ends) {
         unsigned e = r->ends[c[2]];
         if (e < PROFILE_STACK_ENDS) r->p->meta.end_samples[e]++;
+        if (e < PROFILE_STACK_ENDS && c[3] == PROFILE_RUNNING) r->p->meta.end_running[e]++;
     }
     if (profile_add_sample(r->p, (uint32_t)c[1], r->stack_of[c[2]], (int)c[3], c[0], values))
         return fail(r, "out of memory");

@@ -589,12 +589,15 @@ struct cut_causes {
     uint64_t all, copy_end, depth, fp; /* cut; fp: by the causes frame pointers would fix */
 };
 
-static void cut_causes(const struct profile *p, struct cut_causes *c)
+static void cut_causes(const struct profile *p, const struct summary *s, struct cut_causes *c)
 {
     memset(c, 0, sizeof *c);
     if (!p->meta.ends_known) return;
+    /* Of the samples the report counts: the running ones by default. */
+    const uint64_t *ends =
+        s->only_state == PROFILE_RUNNING ? p->meta.end_running : p->meta.end_samples;
     for (size_t k = 0; k < PROFILE_STACK_ENDS && k < UNWIND_STOPS; k++) {
-        uint64_t v = p->meta.end_samples[k];
+        uint64_t v = ends[k];
         c->walks += v;
         if (!unwind_cut_short((enum unwind_stop)k) || !v) continue;
         c->all += v;
@@ -634,7 +637,7 @@ static void walks_lines(FILE *out, const struct profile *p, const struct summary
     /* The advice fits the cause: frame pointers do not make a copy longer or a
      * recursion shallower. */
     struct cut_causes c;
-    cut_causes(p, &c);
+    cut_causes(p, s, &c);
     if (c.copy_end)
         fprintf(out,
                 "  %.1f%% of the cut walks: the stack copy ran out (copy exhausted): the stack was "
