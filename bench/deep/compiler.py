@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""bench/deep/compiler.py [ROUNDS] [HZ]
+
+Deep stacks without frame pointers: Debian's clang++ -O2 on a large generated file
+(tests/unwind/gen_cxx.py 8; its parser runs 20-130 KiB deep), unprofiled, under kestrel
+(default settings: the perf engine with stack copies read on past their end; and the
+signal engine) and under perf record -g and perf record --call-graph dwarf, at HZ
+(default 997), interleaved rounds, medians.
+
+Per configuration: the compiler's own CPU time (user + system, from a wrapper's
+getrusage of its child: kestrel's threads inside the process count, perf's process does
+not), its overhead over the unprofiled median, the CPU of every process (perf's
+included), and the share of the compiler's on-CPU samples whose stack reaches the
+thread's root (kestrel: whole walks in the raw file; perf: the outermost frame in libc,
+the caller of main, as `perf script` unwinds it, read in the first round only). Prints
+a markdown table."""
+import glob
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LIB = os.path.join(ROOT, "build", "lib", "libkestrel.so")
+CLANG = shutil.which("clang++")
+PERF = shutil.which("perf")
+rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+hz = int(sys.argv[2]) if len(sys.argv) > 2 else 997
+tmp = tempfile.mkdtemp(prefix="kestrel-deepbench-")
+src = os.path.join(tmp, "big.cpp")
+with open(src, "w") as f:
+    subprocess.run([sys.executable, os.path.join(ROOT, "tests", "unwind", "gen_cxx.py"), "8"],
+                   stdout=f, check=True)
+# The compiler's own CPU: a wrapper that runs it and prints its child's rusage.
+WRAP = ["python3", "-c", "import resource,subprocess,sys;subprocess.run(sys.argv[1:],check=True);"
+        "r=resource.getrusage(resource.RUSAGE_CHILDREN);"
+        "print('cpu_s',r.ru_utime+r.ru_stime,file=sys.stderr)"]
+COMPILE = [CLANG, "-O2", "-c", src, "-o", os.path.join(tmp, "big.o")]
+WHOLE = ("end", "top", "cfi_end")
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def cpu_of(stderr):
+    for line in stderr.splitlines():
+        if line.startswith("cpu_s "):
+            return float(line.split()[1])
+    raise SystemExit("no cpu_s line: " + stderr[-800:])
+
+
+def kestrel_whole(d):
+    best = None
+    for f in glob.glob(os.path.join(d, "*.json")):
+        raw = json.load(open(f))
+        if best is None or len(raw["samples"]) > len(best["samples"]):
+            best = raw
+    names, ends = list(best["walk_stops"]), best["stack_ends"]
+    run = [names[ends[s[2]]] for s in best["samples"] if s[3] == 0]
+    return sum(1 for e in run if e in WHOLE) / len(run), len(run), best.get("engine_stats", {})
+
+
+def perf_whole(data):
+    out = subprocess.run([PERF, "script", "-i", data, "-F", "comm,ip,sym,dso", "--comm", "clang++"],
+                         capture_output=True, text=True).stdout
+    n = whole = 0
+    last = None
+    for line in out.splitlines() + [""]:
+        if not line.strip():
+            if last is not None:
+                n += 1
+                whole += "libc.so" in last
+            last = None
+        elif line.startswith("\t") or line.startswith(" "):
+            last = line
+        else:
+            last = last or ""
+    return whole / n if n else 0.0, n
+
+
+def run(cfg, first):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KESTREL_")}
+    d = os.path.join(tmp, cfg)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    whole = None
+    t0 = children_cpu()
+    if cfg == "none":
+        p = subprocess.run(WRAP + COMPILE, env=env, capture_output=True, text=True)
+    elif cfg.startswith("kestrel"):
+        env.update(LD_PRELOAD=LIB, KESTREL_PROFILE=os.path.join(d, "k.%p.json"),
+                   KESTREL_PROFILE_HZ=str(hz))
+        if cfg == "kestrel-signal":
+            env["KESTREL_PROFILE_ENGINE"] = "signal"
+        p = subprocess.run(WRAP + COMPILE, env=env, capture_output=True, text=True)
+        whole = kestrel_whole(d)
+    else:
+        data = os.path.join(d, "perf.data")
+        g = ["-g"] if cfg == "perf-g" else ["--call-graph", "dwarf"]
+        p = subprocess.run([PERF, "record", "-q", "-F", str(hz)] + g + ["-o", data, "--"] + WRAP +
+                           COMPILE, env=env, capture_output=True, text=True)
+        if first:
+            whole = perf_whole(data)
+    total = children_cpu() - t0
+    if p.returncode:
+        raise SystemExit("%s failed: %s" % (cfg, p.stderr[-800:]))
+    return cpu_of(p.stderr), total, whole
+
+
+CFGS = ["none", "kestrel", "kestrel-signal", "perf-g", "perf-dwarf"]
+res = {c: {"cpu": [], "all": [], "whole": None, "stats": None} for c in CFGS}
+for r in range(rounds):
+    for c in CFGS:
+        cpu, total, whole = run(c, r == 0)
+        res[c]["cpu"].append(cpu)
+        res[c]["all"].append(total)
+        if whole is not None and res[c]["whole"] is None:
+            res[c]["whole"] = whole
+        print("round %d %-15s cpu %.3f s all %.3f s" % (r, c, cpu, total), file=sys.stderr)
+base = statistics.median(res["none"]["cpu"])
+print("| configuration | compiler CPU (median) | overhead | all processes | samples reaching the root |")
+print("|---|---|---|---|---|")
+for c in CFGS:
+    cpu, tot = statistics.median(res[c]["cpu"]), statistics.median(res[c]["all"])
+    w = res[c]["whole"]
+    ws = "-" if w is None else "%.1f%% of %d" % (100 * w[0], w[1])
+    print("| %s | %.3f s | %+.1f%% | %+.1f%% | %s |" %
+          (c, cpu, 100 * (cpu / base - 1), 100 * (tot / base - 1), ws))
+stats = res["kestrel"]["whole"][2] if res["kestrel"]["whole"] else {}
+print("\nkestrel (perf engine) first round: %s" %
+      {k: v for k, v in stats.items() if "stack" in k})
+print("rounds %d at %d Hz, medians; overheads against the unprofiled median %.3f s" %
+      (rounds, hz, base))
+shutil.rmtree(tmp)
