@@ -207,10 +207,16 @@ void fiber_maps_refresh(int force)
     atomic_store_explicit(&fm_pub, pub == 0 ? 1 : 0, memory_order_release);
 }
 
-int fiber_find(uint64_t sp, uint64_t *lo, uint64_t *hi, uint64_t *key)
+int fiber_find(uint64_t sp, uint64_t own_lo, uint64_t own_hi, uint64_t *lo, uint64_t *hi,
+               uint64_t *key)
 {
     uint64_t l, h, k = fiber_reg_find(sp, &l, &h);
-    if (!k) k = fiber_map_find(sp, &l, &h);
+    if (!k) {
+        k = fiber_map_find(sp, &l, &h);
+        /* The mapping of the thread's own stack (sp below its registered bounds, a
+         * stack grown past them): not a fiber. */
+        if (k && l < own_hi && own_lo < h) return 0;
+    }
     if (!k) {
         atomic_store_explicit(&fm_stale, 1, memory_order_relaxed);
         return 0;

@@ -22,11 +22,13 @@
 #define FIBER_WALK_MAX (256u << 10) /* bytes of a fiber's stack a walk may read above sp */
 #define FIBER_THREADS_MAX 4096     /* fiber thread records a session makes */
 
-/* The fiber whose stack holds sp: 1 with [*lo, *hi) its bounds (hi at most
- * FIBER_WALK_MAX above sp, every page of [sp, hi) mapped) and *key naming it for
- * fiber_thread(); 0 when none is known (the mappings are then marked to be read
- * again). */
-int fiber_find(uint64_t sp, uint64_t *lo, uint64_t *hi, uint64_t *key);
+/* The fiber whose stack holds sp, on a thread whose own stack is [own_lo, own_hi): 1
+ * with [*lo, *hi) its bounds (hi at most FIBER_WALK_MAX above sp, every page of
+ * [sp, hi) mapped) and *key naming it for fiber_thread(); 0 when none is known (the
+ * mappings are then marked to be read again) or sp lies in the mapping of the thread's
+ * own stack. */
+int fiber_find(uint64_t sp, uint64_t own_lo, uint64_t own_hi, uint64_t *lo, uint64_t *hi,
+               uint64_t *key);
 
 /* Re-reads the writable mappings when a lookup missed since the last read (or
  * `force`), at most every 8 ms. Engine thread. */

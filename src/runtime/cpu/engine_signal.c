@@ -236,7 +236,9 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
              * top of the fiber's stack the thread runs on. */
             uint64_t lo = s->stack_lo, hi = s->stack_hi;
             e->fiber = 0;
-            if ((ar.sp < lo || ar.sp >= hi) && fiber_find(ar.sp, &lo, &hi, &e->fiber)) lo = ar.sp;
+            if ((ar.sp < lo || ar.sp >= hi) &&
+                fiber_find(ar.sp, s->stack_lo, s->stack_hi, &lo, &hi, &e->fiber))
+                lo = ar.sp;
             struct uw_stack m = {ar.sp > lo ? ar.sp : lo, hi, 0, UW_DIRECT_LIVE, NULL};
             struct uw_regs regs = {.pc = ar.pc, .sp = ar.sp, .fp = ar.fp, .interrupted = 1,
                                    .lr = ar.lr};
