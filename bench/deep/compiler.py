@@ -12,7 +12,8 @@ getrusage of its child: kestrel's threads inside the process count, perf's proce
 not), its overhead over the unprofiled median, the CPU of every process (perf's
 included), and the share of the compiler's on-CPU samples whose stack reaches the
 thread's root (kestrel: whole walks in the raw file; perf: the outermost frame in libc,
-the caller of main, as `perf script` unwinds it, read in the first round only). Prints
+the outermost frame _start, or __libc_start_*, as `perf script` unwinds it, read in
+the first round only). KESTREL_BENCH_LIB names another libkestrel.so to measure. Prints
 a markdown table."""
 import glob
 import json
@@ -25,7 +26,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LIB = os.path.join(ROOT, "build", "lib", "libkestrel.so")
+LIB = os.environ.get("KESTREL_BENCH_LIB", os.path.join(ROOT, "build", "lib", "libkestrel.so"))
 CLANG = shutil.which("clang++")
 PERF = shutil.which("perf")
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
@@ -67,15 +68,16 @@ def kestrel_whole(d):
 
 
 def perf_whole(data):
-    out = subprocess.run([PERF, "script", "-i", data, "-F", "comm,ip,sym,dso", "--comm", "clang++"],
-                         capture_output=True, text=True).stdout
+    out = subprocess.run([PERF, "script", "-i", data, "--no-inline", "-F", "comm,ip,sym,dso",
+                          "--comm", "clang++"], capture_output=True, text=True).stdout
     n = whole = 0
     last = None
     for line in out.splitlines() + [""]:
         if not line.strip():
-            if last is not None:
+            if last is not None:  # the outermost frame: the process's or the loader's start
                 n += 1
-                whole += "libc.so" in last
+                sym = last.split()[1] if len(last.split()) > 2 else ""
+                whole += sym.startswith(("_start", "_dl_start", "__libc_start"))
             last = None
         elif line.startswith("\t") or line.startswith(" "):
             last = line
