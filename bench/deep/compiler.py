@@ -37,7 +37,7 @@ with open(src, "w") as f:
     subprocess.run([sys.executable, os.path.join(ROOT, "tests", "unwind", "gen_cxx.py"), "8"],
                    stdout=f, check=True)
 # The compiler's own CPU: a wrapper that runs it and prints its child's rusage.
-WRAP = ["python3", "-c", "import resource,subprocess,sys;subprocess.run(sys.argv[1:],check=True);"
+WRAP = [sys.executable, "-c", "import resource,subprocess,sys;subprocess.run(sys.argv[1:],check=True);"
         "r=resource.getrusage(resource.RUSAGE_CHILDREN);"
         "print('cpu_s',r.ru_utime+r.ru_stime,file=sys.stderr)"]
 COMPILE = [CLANG, "-O2", "-c", src, "-o", os.path.join(tmp, "big.o")]
@@ -57,10 +57,10 @@ def cpu_of(stderr):
 
 
 def kestrel_whole(d):
-    best = None
+    best = None  # the compiler's file (the wrapper is profiled too)
     for f in glob.glob(os.path.join(d, "*.json")):
         raw = json.load(open(f))
-        if best is None or len(raw["samples"]) > len(best["samples"]):
+        if os.path.basename(raw.get("exe", "")).startswith("clang"):
             best = raw
     names, ends = list(best["walk_stops"]), best["stack_ends"]
     run = [names[ends[s[2]]] for s in best["samples"] if s[3] == 0]
@@ -134,6 +134,15 @@ for c in CFGS:
     ws = "-" if w is None else "%.1f%% of %d" % (100 * w[0], w[1])
     print("| %s | %.3f s | %+.1f%% | %+.1f%% | %s |" %
           (c, cpu, 100 * (cpu / base - 1), 100 * (tot / base - 1), ws))
+# Paired by round (the machine's load moves between rounds more than within one): each
+# round's difference to perf --call-graph dwarf, in points of the unprofiled median.
+print("\n| paired with perf-dwarf, per round | compiler CPU: median (min..max) | all processes: median (min..max) |")
+print("|---|---|---|")
+for c in ["kestrel", "kestrel-signal", "perf-g"]:
+    dc = [100 * (a - b) / base for a, b in zip(res[c]["cpu"], res["perf-dwarf"]["cpu"])]
+    da = [100 * (a - b) / base for a, b in zip(res[c]["all"], res["perf-dwarf"]["all"])]
+    print("| %s | %+.1f (%+.1f..%+.1f) | %+.1f (%+.1f..%+.1f) |" %
+          (c, statistics.median(dc), min(dc), max(dc), statistics.median(da), min(da), max(da)))
 stats = res["kestrel"]["whole"][2] if res["kestrel"]["whole"] else {}
 print("\nkestrel (perf engine) first round: %s" %
       {k: v for k, v in stats.items() if "stack" in k})
