@@ -28,7 +28,9 @@
  *
  * With CFI unwinding (KESTREL_PROFILE_UNWIND other than fp), samples carry the user
  * registers and a copy of the top of the user stack instead of the kernel's callchain,
- * and the engine thread walks each copy as it drains it (unwind/step.h).
+ * and the engine thread walks each copy as it drains it (unwind/step.h), going on over
+ * the thread's stack past the copy's end where its frames are still there
+ * (unwind/resume.h); a sample on a fiber's stack is walked within it (fibers.h).
  *
  * The engine's own thread drains every ring into the sink, periodically and whenever
  * a ring is half full, and turns off-CPU intervals into waiting samples on the 1/hz

@@ -20,7 +20,8 @@
  * thread's at the tick, read from how late the signal came (sig_late).
  *
  * The handler walks its own stack into the thread's single-producer single-consumer
- * ring, which the sampler drains into the sink.
+ * ring, which the sampler drains into the sink; a thread running on a fiber's stack is
+ * walked within the fiber's bounds (fibers.h).
  *
  * The handler runs on an alternate signal stack of the runtime's (sig_alt_on), so that
  * a sample takes no room on the thread's own stack: the kernel's signal frame alone is
