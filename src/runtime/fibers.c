@@ -286,3 +286,11 @@ uint32_t fiber_thread(pid_t tid, uint64_t key)
     fr_n++;
     return (uint32_t)rec + 1;
 }
+
+void fiber_after_fork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    fib_mu = fresh;
+    fiber_session_reset();
+    fr_next_id = 1;
+}

@@ -42,6 +42,9 @@ uint32_t fiber_thread(pid_t tid, uint64_t key);
 
 /* A new session: the fiber thread records of the previous one are forgotten. */
 void fiber_session_reset(void);
+/* In a fork child: the registered fibers stay (the child has their stacks), the lock
+ * and the fibers' thread records of the parent's session do not. */
+void fiber_after_fork_child(void);
 /* Fibers registered so far that are still registered, and registrations refused
  * (table full). */
 size_t fiber_count(void);

@@ -254,6 +254,7 @@ static void prof_after_fork_child(void)
     const struct engine *e = profile_engine();
     if (e && e->after_fork_child) e->after_fork_child();
     registry_forget_after_fork();
+    fiber_after_fork_child();
     sink_forget_after_fork();
     maps_after_fork_child_all();
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
