@@ -48,6 +48,10 @@ RUNTIME_SRCS  := $(wildcard src/runtime/*.c src/runtime/*/*.c) $(COMMON_SRCS)
 ANALYSIS_SRCS := $(wildcard src/analysis/*.c src/analysis/*/*.c) $(COMMON_SRCS)
 TRUTH_SRCS    := $(wildcard src/truth/*.c)
 CLI_SRCS      := $(wildcard src/cli/*.c)
+# The attached host (src/attach) with the runtime's engine code it shares: the walker,
+# the CFI decoder, the perf ring reader (libc only, compiled into both hosts).
+ATTACH_SRCS   := $(wildcard src/attach/*.c) src/runtime/unwind/step.c src/runtime/unwind/cfi.c \
+                 src/runtime/unwind/unwind.c src/runtime/cpu/perf_ring.c src/runtime/arch/arch.c
 
 RUNTIME_OBJS  := $(RUNTIME_SRCS:src/%.c=$(BUILD)/rt/%.o)
 ANALYSIS_OBJS := $(ANALYSIS_SRCS:src/%.c=$(BUILD)/an/%.o)
@@ -55,6 +59,7 @@ ANALYSIS_SAN_OBJS := $(ANALYSIS_OBJS:$(BUILD)/an/%=$(BUILD)/an-san/%)
 TRUTH_OBJS    := $(TRUTH_SRCS:src/%.c=$(BUILD)/an/%.o)
 TRUTH_SAN_OBJS := $(TRUTH_OBJS:$(BUILD)/an/%=$(BUILD)/an-san/%)
 CLI_OBJS      := $(CLI_SRCS:src/cli/%.c=$(BUILD)/cli/%.o)
+ATTACH_OBJS   := $(ATTACH_SRCS:src/%.c=$(BUILD)/at/%.o)
 CLI_SAN_OBJS  := $(CLI_SRCS:src/cli/%.c=$(BUILD)/cli-san/%.o)
 
 LIBKESTREL_SO := $(BUILD)/lib/libkestrel.so
@@ -62,6 +67,7 @@ LIBKESTREL_A  := $(BUILD)/lib/libkestrel.a
 LIBANALYSIS   := $(BUILD)/libkanalysis.a
 LIBANALYSIS_SAN := $(BUILD)/libkanalysis-san.a
 LIBTRUTH      := $(BUILD)/libktruth.a
+LIBATTACH     := $(BUILD)/libkattach.a
 LIBTRUTH_SAN  := $(BUILD)/libktruth-san.a
 KESTREL       := $(BUILD)/bin/kestrel
 # The analysis library for programs that read profiles (include/kestrel_analysis.h).
@@ -200,6 +206,13 @@ $(BUILD)/cli-san/%.o: src/cli/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
+$(BUILD)/at/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) -c $< -o $@
+$(LIBATTACH): $(ATTACH_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
 $(LIBANALYSIS): $(ANALYSIS_OBJS) $(ANALYSIS_EXTRA_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
@@ -217,12 +230,12 @@ $(LIBTRUTH_SAN): $(TRUTH_SAN_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 # Names are demangled by libiberty (-liberty: C++, Rust, D), in process.
-$(KESTREL): $(CLI_OBJS) $(LIBTRUTH) $(LIBANALYSIS)
+$(KESTREL): $(CLI_OBJS) $(LIBTRUTH) $(LIBANALYSIS) $(LIBATTACH)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(CLI_OBJS) $(LIBTRUTH) $(LIBANALYSIS) $(ANALYSIS_LIBS)
-$(KESTREL_SAN): $(CLI_SAN_OBJS) $(LIBTRUTH_SAN) $(LIBANALYSIS_SAN)
+	$(CC) -o $@ $(CLI_OBJS) $(LIBTRUTH) $(LIBANALYSIS) $(LIBATTACH) $(ANALYSIS_LIBS)
+$(KESTREL_SAN): $(CLI_SAN_OBJS) $(LIBTRUTH_SAN) $(LIBANALYSIS_SAN) $(LIBATTACH)
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SAN_OBJS) $(LIBTRUTH_SAN) $(LIBANALYSIS_SAN) $(ANALYSIS_LIBS)
+	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SAN_OBJS) $(LIBTRUTH_SAN) $(LIBANALYSIS_SAN) $(LIBATTACH) $(ANALYSIS_LIBS)
 
 # --- tests -------------------------------------------------------------------
 # A test program is by default one C file built with the sanitizers against the

@@ -59,6 +59,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * PT_INTERP): LD_PRELOAD cannot load the runtime into it. 0 otherwise or unknown. */
 int cli_static_program(const char *name);
 
+/* Whether a program is set-user-ID or set-group-ID and kestrel runs it as someone
+ * whose ids it would change: the loader then ignores LD_PRELOAD. */
+int cli_setid_program(const char *name);
+
 /* Ends kestrel by signal `sig`, as that signal's default action would have without
  * kestrel's handler or mask (output flushed first). Returns only for a signal whose
  * default is to be ignored. */
@@ -79,6 +83,12 @@ struct record_options {
     int wide;                  /* --wide: the report's names whole */
     const char *report;        /* --report=PATH; NULL: the terminal, else stderr */
     const char *process;       /* --process PID|NAME; NULL: every process */
+    /* The attached mode (src/attach): record only. */
+    const char *pids;          /* -p PID[,PID...]; NULL: none */
+    int all;                   /* -a: every process */
+    int attach;                /* --attach: start PROGRAM and sample it from outside */
+    int children;              /* --children: the targets' fork children too */
+    const char *duration;      /* --duration SECONDS; NULL: until the targets end or ^C */
 };
 
 /* Parses record's options from argv[1..]; returns the index of PROGRAM, or -1 after

@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "attach/attach.h"
+#include "attach/proc.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 
@@ -23,6 +25,9 @@ static const char usage[] =
     "                      [--heap[=PATH]] [--heap-interval=BYTES] [-o STEM]\n"
     "                      [--report=PATH] [--binary PATH] [--state STATE]\n"
     "                      [--process PID|NAME] [--http=ADDR] [--wide] -- PROGRAM [ARGS]\n"
+    "       kestrel record -p PID[,PID...] | -a | --attach [--children] [--duration SECONDS]\n"
+    "                      [-F HZ] [--unwind auto|cfi|fp] [-o STEM] [--report=PATH]\n"
+    "                      [--process PID|NAME] [--state STATE] [--wide] [-- PROGRAM [ARGS]]\n"
     "\n"
     "Runs PROGRAM with the kestrel runtime preloaded, passes its exit status through,\n"
     "then writes STEM.speedscope.json, STEM.cpuprofile, STEM.folded, STEM.profile.json,\n"
@@ -64,9 +69,22 @@ static const char usage[] =
     "                         from the program while it runs, at ADDR (HOST:PORT,\n"
     "                         loopback; docs/continuous.md)\n"
     "  --wide                 the report's function names whole, however wide\n"
+    "\n"
+    "Attached mode (sampled from outside with perf events; nothing enters the program):\n"
+    "  -p PID[,PID...]        sample these running processes, every thread (threads\n"
+    "                         made meanwhile too), until --duration ends, ^C, or they\n"
+    "                         end; STEM defaults to the first one's name\n"
+    "  -a                     sample every process of the machine (root or CAP_PERFMON);\n"
+    "                         needs --duration or ^C; one process per root in the report\n"
+    "  --attach               start PROGRAM and sample it from outside: static and\n"
+    "                         set-user-ID programs, which preloading cannot enter\n"
+    "  --children             also the processes the targets start from then on\n"
+    "  --duration SECONDS     how long to sample (default: until the targets end, or ^C)\n"
     "  -h, --help             this text\n";
 
 /* ------------------------------------------------------------------ options */
+
+static int record_attached_parse(const char *cmd, int argc, struct record_options *o);
 
 static int positive_int(const char *s)
 {
@@ -89,12 +107,15 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
                                              {"wide", no_argument, 0, 'w'},
                                              {"report", required_argument, 0, 'r'},
                                              {"process", required_argument, 0, 'P'},
+                                             {"attach", no_argument, 0, 'A'},
+                                             {"children", no_argument, 0, 'C'},
+                                             {"duration", required_argument, 0, 'D'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+hF:o:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+hF:o:p:a", longopts, NULL)) != -1) {
         switch (c) {
         case 'h':
             fputs(usage, stdout);
@@ -135,6 +156,21 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
         case 'P':
             o->process = optarg;
             break;
+        case 'p':
+            o->pids = optarg;
+            break;
+        case 'a':
+            o->all = 1;
+            break;
+        case 'A':
+            o->attach = 1;
+            break;
+        case 'C':
+            o->children = 1;
+            break;
+        case 'D':
+            o->duration = optarg;
+            break;
         default:
             cli_usage_error(cmd, "unknown option or missing value: %s", argv[optind - 1]);
             return -1;
@@ -163,6 +199,9 @@ int record_parse(int argc, char **argv, const char *cmd, struct record_options *
     if (o->heap_path && !*o->heap_path) return cli_usage_error(cmd, "--heap= needs a path"), -1;
     if (o->http && !*o->http) return cli_usage_error(cmd, "--http= needs HOST:PORT"), -1;
     if (o->report && !*o->report) return cli_usage_error(cmd, "--report= needs a path"), -1;
+    int attached = record_attached_parse(cmd, argc, o);
+    if (attached < 0) return -1;
+    if (attached && !o->attach) return argc;
     if (optind >= argc) return cli_usage_error(cmd, "no PROGRAM to run"), -1;
     return optind;
 }
@@ -486,8 +525,14 @@ static int analyse_run(const struct record_options *o, const char *stem,
         else if (cli_static_program(argv0))
             fprintf(stderr,
                     "kestrel: %s: the program left no profile: %s is statically linked, and "
-                    "preloading cannot reach a static program; build it dynamically linked "
-                    "(without -static) to profile it\n",
+                    "preloading cannot reach a static program; `kestrel record --attach -- "
+                    "PROGRAM` (or -p PID) samples it from outside\n",
+                    raw ? raw : r->raw_dir, argv0);
+        else if (cli_setid_program(argv0))
+            fprintf(stderr,
+                    "kestrel: %s: the program left no profile: %s is set-user-ID or "
+                    "set-group-ID, and the loader ignores preloading there; `kestrel record "
+                    "--attach -- PROGRAM` (or -p PID) samples it from outside\n",
                     raw ? raw : r->raw_dir, argv0);
         else
             fprintf(stderr, "kestrel: %s: the program left no profile%s\n",
@@ -574,10 +619,118 @@ int record_run(const struct record_options *o, char **argv)
     return status == -1 ? rc : record_exit(status, rc);
 }
 
+static int record_attached(const struct record_options *o, char **argv);
+
 int cmd_record(int argc, char **argv)
 {
     struct record_options o = {0};
     int first = record_parse(argc, argv, "record", &o);
     if (first <= 0) return first == 0 ? 0 : 2;
+    if (o.pids || o.all || o.attach) return record_attached(&o, argv + first);
     return record_run(&o, argv + first);
+}
+
+
+/* ================================================================ attached mode
+ * kestrel record -p PID / -a / --attach -- PROGRAM: the options, and a recording made
+ * from outside (src/attach) whose raw files go through the same analysis as a run
+ * under the runtime. */
+
+static int record_attached_parse(const char *cmd, int argc, struct record_options *o)
+{
+    if (!o->pids && !o->all && !o->attach && !o->children && !o->duration) return 0;
+    if (strcmp(cmd, "record"))
+        return cli_usage_error(cmd, "-p, -a, --attach, --children and --duration are record's"),
+               -1;
+    if ((o->pids != NULL) + o->all + o->attach > 1)
+        return cli_usage_error(cmd, "-p, -a and --attach go one at a time"), -1;
+    if (!o->pids && !o->all && !o->attach)
+        return cli_usage_error(cmd, "--children and --duration go with -p, -a or --attach"), -1;
+    if (!o->attach && optind < argc)
+        return cli_usage_error(cmd, "%s takes no PROGRAM (--attach -- PROGRAM starts one)",
+                               o->all ? "-a" : "-p"),
+               -1;
+    if (o->attach && optind >= argc) return cli_usage_error(cmd, "--attach needs a PROGRAM"), -1;
+    if (o->heap || o->http)
+        return cli_usage_error(cmd, "%s needs the runtime inside the program: not with -p, -a or "
+                                    "--attach",
+                               o->heap ? "--heap" : "--http"),
+               -1;
+    if (o->engine && strcmp(o->engine, "perf"))
+        return cli_usage_error(cmd, "-p, -a and --attach sample with perf events (--engine perf)"),
+               -1;
+    if (o->duration) {
+        char *end;
+        double d = strtod(o->duration, &end);
+        if (end == o->duration || *end || !(d > 0) || d > 1e7)
+            return cli_usage_error(cmd, "--duration takes seconds, not \"%s\"", o->duration), -1;
+    }
+    if (o->pids) {
+        for (const char *p = o->pids;;) {
+            char *end;
+            errno = 0;
+            long v = strtol(p, &end, 10);
+            if (errno || end == p || v <= 0 || v > INT_MAX || (*end && *end != ','))
+                return cli_usage_error(cmd, "-p takes PID[,PID...], not \"%s\"", o->pids), -1;
+            if (!*end) break;
+            p = end + 1;
+        }
+    }
+    return 1;
+}
+
+static int record_attached(const struct record_options *o, char **argv)
+{
+    pid_t pids[256];
+    size_t n = 0;
+    for (const char *p = o->pids; p && *p && n < sizeof pids / sizeof *pids;) {
+        char *end;
+        pids[n++] = (pid_t)strtol(p, &end, 10);
+        p = *end ? end + 1 : end;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (attach_check_pid(pids[i])) return 1;
+    long hz = o->hz ? strtol(o->hz, NULL, 10) : 997;
+    hz = hz < 10 ? 10 : hz > 10000 ? 10000 : hz; /* the runtime's bounds */
+    char comm[64] = "";
+    if (n) proc_comm(pids[0], pids[0], comm, sizeof comm);
+    const char *base = o->attach ? (strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0])
+                       : o->all  ? "all"
+                       : *comm   ? comm
+                                 : "attached";
+    const char *stem = o->stem ? o->stem : base;
+    const char *slash = strrchr(stem, '/');
+    char *dir = slash ? strndup(stem, (size_t)(slash - stem) + 1) : strdup(".");
+    if (!dir || access(dir, W_OK)) {
+        fprintf(stderr, "kestrel: %s: %s\n", dir ? dir : stem, strerror(dir ? errno : ENOMEM));
+        free(dir);
+        return 1;
+    }
+    free(dir);
+    struct record_paths r = {0};
+    if (paths_make(o, stem, &r) || raw_folder(r.raw_dir)) {
+        paths_free(&r);
+        return 1;
+    }
+    struct attach_options ao = {.pids = pids,
+                                .n_pids = n,
+                                .all = o->all,
+                                .children = o->children,
+                                .duration = o->duration ? strtod(o->duration, NULL) : 0,
+                                .hz = (unsigned)hz,
+                                .mode = attach_unwind_mode(o->unwind),
+                                .argv = o->attach ? argv : NULL};
+    int status = -1;
+    int failed = attach_record(&ao, r.raw_dir, &status);
+    if (!failed) {
+        const char *out_name;
+        FILE *out = report_open(o, &out_name);
+        failed = !out || analyse(r.raw_dir, stem, o, out, out_name) ? 1 : 0;
+        if (out && out != stderr && fclose(out)) {
+            fprintf(stderr, "kestrel: %s: %s\n", out_name, strerror(errno));
+            failed = 1;
+        }
+    }
+    paths_free(&r);
+    return o->attach && status != -1 ? record_exit(status, failed) : failed;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -50,4 +51,13 @@ int cli_static_program(const char *name)
     }
     close(fd);
     return is_static;
+}
+
+int cli_setid_program(const char *name)
+{
+    char file[PATH_MAX];
+    struct stat st;
+    if (program_file(name, file, sizeof file) || stat(file, &st)) return 0;
+    return ((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
+           ((st.st_mode & S_ISGID) && st.st_gid != getegid());
 }

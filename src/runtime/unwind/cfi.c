@@ -21,6 +21,7 @@
 struct cur {
     uint64_t p, end;
     int bad;
+    intptr_t bias; /* struct cfi_mem's */
 };
 
 static int mem_span(const struct cfi_mem *m, uint64_t a, uint64_t *end)
@@ -35,7 +36,7 @@ static int mem_span(const struct cfi_mem *m, uint64_t a, uint64_t *end)
 
 static struct cur cur_at(const struct cfi_mem *m, uint64_t a)
 {
-    struct cur c = {a, a, 0};
+    struct cur c = {a, a, 0, m->bias};
     if (!mem_span(m, a, &c.end)) c.bad = 1;
     return c;
 }
@@ -53,7 +54,7 @@ static uint64_t rd(struct cur *c, unsigned n)
 {
     uint64_t v = 0;
     if (!cur_need(c, n)) return 0;
-    memcpy(&v, (const void *)(uintptr_t)c->p, n); /* little-endian */
+    memcpy(&v, (const void *)(uintptr_t)(c->p + (uint64_t)c->bias), n); /* little-endian */
     c->p += n;
     return v;
 }

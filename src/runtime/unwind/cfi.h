@@ -70,6 +70,10 @@ struct cfi_mem {
     struct {
         uint64_t lo, hi;
     } s[CFI_MEM_SPANS];
+    /* Where the bytes are: address a is read at a + bias. 0 for an image mapped in
+     * this process; the attached host (src/attach) walks another process's stacks with
+     * that process's addresses over copies of its image files mapped here. */
+    intptr_t bias;
 };
 
 /* What a decode of one image found. */

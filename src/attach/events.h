@@ -1,0 +1,58 @@
+/* events — the perf events the attached host opens on other processes' threads (or on
+ * every CPU for the whole machine), and their rings, one per CPU: every event on a CPU
+ * writes into that CPU's ring (PERF_EVENT_IOC_SET_OUTPUT), as perf record does.
+ *
+ * Per thread and CPU, with `inherit`: the task clock (a sample every 1/hz of the
+ * thread's CPU time: user registers and the top of the user stack, for the walker),
+ * its PERF_RECORD_SWITCH records (off-CPU intervals), and where the kernel allows it
+ * (exclude_kernel=0: root, CAP_PERFMON, perf_event_paranoid <= 1) a context-switch
+ * event sampled at every switch, whose stack copy is the thread's blocking stack.
+ * Threads the sampled threads create inherit the events (fork children too with
+ * `children`). */
+#ifndef KESTREL_ATTACH_EVENTS_H
+#define KESTREL_ATTACH_EVENTS_H
+#include "runtime/cpu/perf_ring.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define EVENTS_STACK_COPY 16384 /* bytes of stack the kernel copies at each sample */
+
+struct events_ring {
+    int fd;       /* the first event opened on this CPU: owns the ring */
+    void *map;
+    size_t len;
+    struct perf_ring ring;
+};
+
+struct events {
+    int ncpu;
+    unsigned hz;
+    int children;              /* fork children inherit the events */
+    int kernel;                /* exclude_kernel=0 was allowed: switch samples too */
+    uint64_t period_ns;
+    struct events_ring *rings; /* ncpu */
+    int *fds;                  /* every event's descriptor */
+    size_t n_fds, cap_fds;
+    uint64_t *switch_ids;      /* identifiers of the switch events' samples */
+    size_t n_switch, cap_switch;
+    uint64_t ring_pages;
+};
+
+/* Sets up for hz; probes whether kernel-side events are allowed. 0 or -errno. */
+int events_init(struct events *e, unsigned hz, int children);
+
+/* Opens the events of one thread on every CPU. 0 or -errno (-ESRCH: the thread is
+ * gone; -EACCES/-EPERM: refused). */
+int events_open_thread(struct events *e, pid_t tid);
+
+/* Opens the events of every process on every CPU (the whole machine). 0 or -errno. */
+int events_open_all(struct events *e);
+
+/* Whether a sample's identifier is a switch event's. */
+int events_is_switch(const struct events *e, uint64_t id);
+
+/* Closes every event and unmaps the rings. */
+void events_close(struct events *e);
+#endif
