@@ -501,13 +501,12 @@ int attach_record(const struct attach_options *o, const char *raw_dir, int *stat
             failed = 1;
         } else {
             child_pid = child;
+            s->ev.on_exec = 1; /* nothing of the child before its exec is sampled */
             int e = events_open_thread(&s->ev, child);
             if (e) {
                 say_refused(child, -e);
                 failed = 1;
                 kill(child, SIGKILL); /* our own child, never started */
-            } else if (!target_add(s, child, &ti)) {
-                failed = 1;
             }
             (void)!write(go, "g", 1);
             close(go);
@@ -519,13 +518,10 @@ int attach_record(const struct attach_options *o, const char *raw_dir, int *stat
             if (got == (ssize_t)sizeof x) {
                 fprintf(stderr, "kestrel: %s: %s\n", o->argv[0], strerror(x));
                 failed = 1;
-            } else if (!failed) {
+            } else if (!failed && !target_add(s, child, &ti)) {
                 /* After the exec: its images are the program's. */
-                target_maps(s->t[0], s->images_dir);
-                s->t[0]->ppid = proc_ppid(child, NULL);
-                proc_exe(child, s->t[0]->exe, sizeof s->t[0]->exe);
-                free(s->t[0]->argv);
-                proc_cmdline(child, &s->t[0]->argv, &s->t[0]->argc);
+                fprintf(stderr, "kestrel: %s: ended before it could be read\n", o->argv[0]);
+                failed = 1;
             }
         }
     } else if (o->all) {

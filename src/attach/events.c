@@ -36,7 +36,7 @@ static void attr_common(const struct events *e, struct perf_event_attr *a)
     a->clockid = CLOCK_MONOTONIC;
     a->inherit = 1;
     a->inherit_thread = e->children ? 0 : 1;
-    a->wakeup_watermark = 0;
+    a->disabled = a->enable_on_exec = (unsigned)e->on_exec;
 }
 
 static void attr_clock(const struct events *e, struct perf_event_attr *a, int kernel)

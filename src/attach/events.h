@@ -30,6 +30,7 @@ struct events {
     int ncpu;
     unsigned hz;
     int children;              /* fork children inherit the events */
+    int on_exec;               /* events start at the thread's next exec (--attach) */
     int kernel;                /* exclude_kernel=0 was allowed: switch samples too */
     uint64_t period_ns;
     struct events_ring *rings; /* ncpu */

@@ -72,7 +72,126 @@ static int file_phdrs(struct uw_file *f, const unsigned char *eh, size_t ehsize,
     }
     *ph_out = ph;
     *nph = e->e_phnum;
-    return have_hdr && f->n ? 0 : -1;
+    f->hdr_vaddr = have_hdr ? f->hdr_vaddr : 0;
+    return f->n ? 0 : -1;
+}
+
+/* .eh_frame's address and size from the section headers, for an image that has no
+ * .eh_frame_hdr (a static glibc program: gcc passes --eh-frame-hdr to dynamic links
+ * only). 0, or -1 when there is none. */
+static int eh_frame_section(int fd, uint64_t *addr, uint64_t *size)
+{
+    Elf64_Ehdr e;
+    if (pread(fd, &e, sizeof e, 0) != (ssize_t)sizeof e || e.e_shentsize != sizeof(Elf64_Shdr) ||
+        e.e_shnum == 0 || e.e_shnum > 4096 || e.e_shstrndx >= e.e_shnum)
+        return -1;
+    size_t n = e.e_shnum * sizeof(Elf64_Shdr);
+    Elf64_Shdr *sh = malloc(n);
+    if (!sh || pread(fd, sh, n, (off_t)e.e_shoff) != (ssize_t)n) return free(sh), -1;
+    const Elf64_Shdr *ss = &sh[e.e_shstrndx];
+    char *names = ss->sh_size < (1u << 24) ? malloc(ss->sh_size + 1) : NULL;
+    int rc = -1;
+    if (names && pread(fd, names, ss->sh_size, (off_t)ss->sh_offset) == (ssize_t)ss->sh_size) {
+        names[ss->sh_size] = 0;
+        for (int i = 0; i < e.e_shnum && rc; i++)
+            if (sh[i].sh_name < ss->sh_size && !strcmp(names + sh[i].sh_name, ".eh_frame") &&
+                sh[i].sh_addr && sh[i].sh_size)
+                *addr = sh[i].sh_addr, *size = sh[i].sh_size, rc = 0;
+    }
+    free(names);
+    free(sh);
+    return rc;
+}
+
+/* A DW_EH_PE pointer of the encodings .eh_frame uses for pc_begin (absolute or pc-
+ * relative, 4 or 8 bytes); at is its vaddr, p its bytes. 0 when not understood. */
+static int eh_pc(uint8_t enc, const unsigned char *p, uint64_t at, uint64_t *v)
+{
+    switch (enc & 0x0f) {
+    case 0x00: case 0x04: case 0x0c: memcpy(v, p, 8); break;
+    case 0x03: { uint32_t x; memcpy(&x, p, 4); *v = x; break; }
+    case 0x0b: { int32_t x; memcpy(&x, p, 4); *v = (uint64_t)(int64_t)x; break; }
+    default: return 0;
+    }
+    if ((enc & 0x70) == 0x10) *v += at;
+    else if (enc & 0x70) return 0;
+    return 1;
+}
+
+/* The R encoding of the CIE at vaddr `at` (local bytes at l), 0 absptr. -1 unknown. */
+static int cie_enc(const unsigned char *l, uint64_t avail)
+{
+    if (avail < 9) return -1;
+    const unsigned char *p = l + 8, *end = l + avail; /* past length and id */
+    if (*p != 1 && *p != 3) return -1;
+    int version = *p++;
+    const char *aug = (const char *)p;
+    size_t na = strnlen(aug, (size_t)(end - p));
+    if (p + na >= end || aug[0] != 'z') return aug[0] ? -1 : 0;
+    p += na + 1;
+    for (int k = 0; k < 3; k++) { /* code align, data align, return column */
+        if (k == 2 && version == 1) {
+            p++;
+            continue;
+        }
+        while (p < end && (*p & 0x80)) p++;
+        p++;
+    }
+    while (p < end && (*p & 0x80)) p++; /* augmentation length */
+    p++;
+    for (size_t i = 1; i < na && p < end; i++) {
+        if (aug[i] == 'R') return *p;
+        if (aug[i] == 'L') p++;
+        else if (aug[i] == 'P') {
+            uint8_t pe = *p++;
+            p += (pe & 0x0f) == 0x0b || (pe & 0x0f) == 0x03 ? 4 : 8;
+        } else if (aug[i] != 'S') return -1;
+    }
+    return 0;
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+    const int32_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Writes an .eh_frame_hdr for the .eh_frame at vaddr ef (size sz, local bytes at
+ * local0 + ef) into out (cap bytes), which will be at vaddr hv: version 1, the table
+ * datarel sdata4, sorted, as linkers write it. Returns its length, 0 when none. */
+static size_t synth_hdr(uintptr_t local0, uint64_t ef, uint64_t sz, unsigned char *out,
+                        size_t cap, uint64_t hv)
+{
+    if (cap < 12) return 0;
+    const unsigned char *b = (const unsigned char *)(local0 + ef);
+    int32_t *tab = (int32_t *)(out + 12);
+    size_t n = 0, max = (cap - 12) / 8;
+    for (uint64_t at = 0; at + 8 <= sz && n < max;) {
+        uint32_t len, id;
+        memcpy(&len, b + at, 4);
+        if (len == 0 || len == 0xffffffffu || len > sz - at - 4) break;
+        memcpy(&id, b + at + 4, 4);
+        if (id != 0 && id <= at + 4) {
+            uint64_t cie = at + 4 - id;
+            uint32_t clen;
+            memcpy(&clen, b + cie, 4);
+            int enc = cie_enc(b + cie, (uint64_t)clen + 4);
+            uint64_t pc;
+            if (enc >= 0 && len >= 12 && eh_pc((uint8_t)enc, b + at + 8, ef + at + 8, &pc)) {
+                int64_t lo = (int64_t)(pc - hv), fo = (int64_t)(ef + at - hv);
+                if (lo == (int32_t)lo && fo == (int32_t)fo && pc)
+                    tab[2 * n] = (int32_t)lo, tab[2 * n + 1] = (int32_t)fo, n++;
+            }
+        }
+        at += 4 + (uint64_t)len;
+    }
+    if (!n) return 0;
+    qsort(tab, n, 8, pair_cmp);
+    int32_t efp = (int32_t)(int64_t)(ef - (hv + 4)), cnt = (int32_t)n;
+    out[0] = 1, out[1] = 0x1b, out[2] = 0x03, out[3] = 0x3b; /* pcrel sdata4, udata4, datarel sdata4 */
+    memcpy(out + 4, &efp, 4);
+    memcpy(out + 8, &cnt, 4);
+    return 12 + 8 * n;
 }
 
 struct uwtab_file *uwtab_file(int fd, dev_t dev, ino_t ino)
@@ -101,7 +220,15 @@ struct uwtab_file *uwtab_file(int fd, dev_t dev, ino_t ino)
         }
     if (vhi <= vlo || vhi - vlo > (1ull << 34)) goto fail;
     size_t span = (size_t)((vhi - vlo + pg - 1) & ~(pg - 1));
-    unsigned char *base = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* Without .eh_frame_hdr, a search table is made for .eh_frame, in memory just past
+     * the image (its vaddrs continue the image's: the table's offsets are 32 bits). */
+    uint64_t ef = 0, efsz = 0;
+    size_t extra = 0;
+    if (!f->hdr_vaddr) {
+        if (eh_frame_section(fd, &ef, &efsz) || efsz > (1u << 28)) goto fail;
+        extra = (size_t)((12 + 8 * (efsz / 16 + 1) + pg - 1) & ~(pg - 1));
+    }
+    unsigned char *base = mmap(NULL, span + extra, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED) goto fail;
     for (int i = 0; i < nph; i++) {
         if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_R) || !ph[i].p_filesz) continue;
@@ -111,11 +238,26 @@ struct uwtab_file *uwtab_file(int fd, dev_t dev, ino_t ino)
             off + len > (uint64_t)sb.st_size + pg ||
             mmap(base + (va - vlo), len, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, (off_t)off) ==
                 MAP_FAILED) {
-            munmap(base, span);
+            munmap(base, span + extra);
             goto fail;
         }
     }
     f->local0 = (uintptr_t)base - (uintptr_t)vlo;
+    if (extra) {
+        size_t len = 0;
+        int inside = 0;
+        for (int i = 0; i < f->n; i++) inside |= ef >= f->lo[i] && ef + efsz <= f->hi[i];
+        if (inside && f->n < CFI_MEM_SPANS &&
+            !mprotect(base + span, extra, PROT_READ | PROT_WRITE))
+            len = synth_hdr(f->local0, ef, efsz, base + span, extra, vlo + span);
+        if (!len) {
+            munmap(base, span + extra);
+            goto fail;
+        }
+        f->hdr_vaddr = vlo + span;
+        f->lo[f->n] = f->hdr_vaddr, f->hi[f->n] = f->hdr_vaddr + len;
+        f->n++;
+    }
     free(head);
     if (file_keep(uf)) return uf;
     return NULL;
@@ -133,7 +275,7 @@ struct uwtab_file *uwtab_file_memory(const void *bytes, size_t len, uint64_t at)
     f->memory = 1;
     const Elf64_Phdr *ph;
     int nph;
-    if (file_phdrs(f, bytes, len, &ph, &nph)) return free(uf), NULL;
+    if (file_phdrs(f, bytes, len, &ph, &nph) || !f->hdr_vaddr) return free(uf), NULL;
     (void)at;
     /* The vdso is one mapping: its vaddr 0 is its first byte. Spans past the bytes
      * read are cut to them. */

@@ -651,7 +651,7 @@ int cfi_lookup(const struct cfi_mem *m, uint64_t hdr, uint64_t slide, uint64_t p
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         int32_t at;
-        memcpy(&at, (const void *)(uintptr_t)(tab + 8 * mid), 4); /* datarel sdata4 */
+        memcpy(&at, (const void *)(uintptr_t)(tab + 8 * mid + (uint64_t)m->bias), 4); /* datarel sdata4 */
         if (hdr + (uint64_t)(int64_t)at <= pc)
             lo = mid + 1;
         else
@@ -660,7 +660,7 @@ int cfi_lookup(const struct cfi_mem *m, uint64_t hdr, uint64_t slide, uint64_t p
     *row = (struct cfi_row){.loc = (uint32_t)(pc - slide), .kind = CFI_NONE};
     if (lo == 0) return 0;
     int32_t at;
-    memcpy(&at, (const void *)(uintptr_t)(tab + 8 * (lo - 1) + 4), 4);
+    memcpy(&at, (const void *)(uintptr_t)(tab + 8 * (lo - 1) + 4 + (uint64_t)m->bias), 4);
     uint64_t fde = hdr + (uint64_t)(int64_t)at;
     struct cfi_row got = {0};
     struct cfi_stats st = {0};
