@@ -54,6 +54,7 @@ struct session {
     struct target **t;
     size_t n_t, cap_t;
     uint64_t start_mono, start_real, end_mono, end_real;
+    uint64_t deadline; /* CLOCK_MONOTONIC end of --duration, 0 none: later records are not the recording's */
     struct pend *p;
     size_t n_p, cap_p;
     uint64_t dropped, unknown_pid, no_user;
@@ -156,7 +157,8 @@ static void on_record(const struct perf_rec *r, void *arg)
     if (r->kind != PERF_REC_SAMPLE && r->kind != PERF_REC_SWITCH_OUT &&
         r->kind != PERF_REC_SWITCH_IN)
         return;
-    if (r->pid == 0) return; /* the idle task (the whole machine) */
+    /* The idle task, and kestrel itself (the whole machine). */
+    if (r->pid == 0 || (pid_t)r->pid == getpid()) return;
     uint32_t ti;
     struct target *t = target_of(s, (pid_t)r->pid, &ti);
     /* A process the events reached that is not known yet: a fork child (--children),
@@ -209,6 +211,7 @@ static void waits(struct session *s, struct target *t, uint32_t thi, struct targ
 
 static void act(struct session *s, const struct pend *p)
 {
+    if (s->deadline && p->t >= s->deadline) return;
     struct target *t = s->t[p->target];
     uint32_t thi;
     struct target_thread *th = target_thread(t, p->tid, &thi);
@@ -545,6 +548,7 @@ int attach_record(const struct attach_options *o, const char *raw_dir, int *stat
     struct pollfd *pf = calloc(1 + n_watch + (size_t)s->ev.ncpu, sizeof *pf);
     int *ended = calloc(n_watch + 1, sizeof *ended);
     uint64_t deadline = o->duration > 0 ? s->start_mono + (uint64_t)(o->duration * 1e9) : 0;
+    s->deadline = deadline;
     if (!pf || !ended) failed = 1;
     if (!failed) {
         pf[0].fd = sfd, pf[0].events = POLLIN;
@@ -604,6 +608,10 @@ int attach_record(const struct attach_options *o, const char *raw_dir, int *stat
     }
     s->end_mono = clock_ns(CLOCK_MONOTONIC);
     s->end_real = clock_ns(CLOCK_REALTIME);
+    if (deadline && s->end_mono > deadline) { /* a drain ran past it */
+        s->end_real -= s->end_mono - deadline;
+        s->end_mono = deadline;
+    }
     if (!failed) {
         /* The events stop before the last drain: nothing comes after the end. */
         for (size_t i = 0; i < s->ev.n_fds; i++)

@@ -722,6 +722,14 @@ static int record_attached(const struct record_options *o, char **argv)
                                 .argv = o->attach ? argv : NULL};
     int status = -1;
     int failed = attach_record(&ao, r.raw_dir, &status);
+    if (failed && !tree_has_profiles(r.raw_dir)) {
+        /* Nothing recorded: no folder left behind (kestrel's own names only). */
+        char *images = cat(r.raw_dir, "/images");
+        if (images) rmdir(images);
+        free(images);
+        raw_folder(r.raw_dir);
+        rmdir(r.raw_dir);
+    }
     if (!failed) {
         const char *out_name;
         FILE *out = report_open(o, &out_name);

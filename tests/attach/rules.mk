@@ -1,0 +1,18 @@
+# Tests of the attached mode (kestrel record -p / -a / --attach, src/attach): a
+# program sampled from outside, built with frame pointers, without, and statically;
+# a Go program (built by the test, with the go tool).
+ATTACH_DIR   := $(BUILD)/tests/attach
+ATTACH_PROGS := $(ATTACH_DIR)/prog_fp $(ATTACH_DIR)/prog_nofp $(ATTACH_DIR)/prog_static
+
+TESTS     += tests/attach/test_attach.py
+TEST_DEPS += $(ATTACH_PROGS) $(KESTREL)
+
+$(ATTACH_DIR)/prog_fp: tests/attach/prog_attach.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Werror -fno-omit-frame-pointer -pthread -o $@ $<
+$(ATTACH_DIR)/prog_nofp: tests/attach/prog_attach.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Werror -fomit-frame-pointer -pthread -o $@ $<
+$(ATTACH_DIR)/prog_static: tests/attach/prog_attach.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Werror -fomit-frame-pointer -static -pthread -o $@ $<
