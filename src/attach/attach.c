@@ -382,14 +382,19 @@ static int write_all(struct session *s)
 {
     static const char *const names[] = {"attached", "switch_stacks", "kernel_time", "cpu_rings",
                                         "cpu_ring_pages", "samples_unregistered",
-                                        "samples_without_user_regs"};
+                                        "samples_without_user_regs", "recording_cpu_ns"};
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    uint64_t own = ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
+                   ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
     uint64_t vals[] = {1,
                        (uint64_t)s->ev.kernel,
                        (uint64_t)s->ev.kernel,
                        (uint64_t)s->ev.ncpu,
                        s->ev.ring_pages,
                        s->unknown_pid,
-                       s->no_user};
+                       s->no_user,
+                       own};
     const char *notes[4];
     size_t n_notes = 0;
     if (!s->ev.kernel)

@@ -1,0 +1,14 @@
+# The attached mode against perf record -p (frame pointers, dwarf) and samply record -p
+# at 997 and 4999 Hz: the target's slowdown and each profiler's own CPU, interleaved
+# rounds, medians (bench/attach/run.py; figures -> BENCHMARKS.md `## Attached mode`).
+ATTACH_BENCH_WORK := $(BUILD)/bench/attach/work
+ATTACH_BENCH      := $(BUILD)/bench/attach/run
+BENCHES += $(ATTACH_BENCH)
+
+$(ATTACH_BENCH_WORK): bench/attach/work.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Werror -fno-omit-frame-pointer -pthread -o $@ $<
+$(ATTACH_BENCH): bench/attach/run.py $(ATTACH_BENCH_WORK) $(KESTREL)
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec bench/attach/run.py --rounds 5 --markdown BENCHMARKS.md\n' > $@
+	chmod +x $@
