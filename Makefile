@@ -60,6 +60,7 @@ TRUTH_OBJS    := $(TRUTH_SRCS:src/%.c=$(BUILD)/an/%.o)
 TRUTH_SAN_OBJS := $(TRUTH_OBJS:$(BUILD)/an/%=$(BUILD)/an-san/%)
 CLI_OBJS      := $(CLI_SRCS:src/cli/%.c=$(BUILD)/cli/%.o)
 ATTACH_OBJS   := $(ATTACH_SRCS:src/%.c=$(BUILD)/at/%.o)
+ATTACH_SAN_OBJS := $(ATTACH_SRCS:src/%.c=$(BUILD)/at-san/%.o)
 CLI_SAN_OBJS  := $(CLI_SRCS:src/cli/%.c=$(BUILD)/cli-san/%.o)
 
 LIBKESTREL_SO := $(BUILD)/lib/libkestrel.so
@@ -68,6 +69,7 @@ LIBANALYSIS   := $(BUILD)/libkanalysis.a
 LIBANALYSIS_SAN := $(BUILD)/libkanalysis-san.a
 LIBTRUTH      := $(BUILD)/libktruth.a
 LIBATTACH     := $(BUILD)/libkattach.a
+LIBATTACH_SAN := $(BUILD)/libkattach-san.a
 LIBTRUTH_SAN  := $(BUILD)/libktruth-san.a
 KESTREL       := $(BUILD)/bin/kestrel
 # The analysis library for programs that read profiles (include/kestrel_analysis.h).
@@ -212,6 +214,12 @@ $(BUILD)/at/%.o: src/%.c
 $(LIBATTACH): $(ATTACH_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
+$(BUILD)/at-san/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+$(LIBATTACH_SAN): $(ATTACH_SAN_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
 
 $(LIBANALYSIS): $(ANALYSIS_OBJS) $(ANALYSIS_EXTRA_OBJS)
 	@mkdir -p $(@D)
@@ -233,9 +241,9 @@ $(LIBTRUTH_SAN): $(TRUTH_SAN_OBJS)
 $(KESTREL): $(CLI_OBJS) $(LIBTRUTH) $(LIBANALYSIS) $(LIBATTACH)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $(CLI_OBJS) $(LIBTRUTH) $(LIBANALYSIS) $(LIBATTACH) $(ANALYSIS_LIBS)
-$(KESTREL_SAN): $(CLI_SAN_OBJS) $(LIBTRUTH_SAN) $(LIBANALYSIS_SAN) $(LIBATTACH)
+$(KESTREL_SAN): $(CLI_SAN_OBJS) $(LIBTRUTH_SAN) $(LIBANALYSIS_SAN) $(LIBATTACH_SAN)
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SAN_OBJS) $(LIBTRUTH_SAN) $(LIBANALYSIS_SAN) $(LIBATTACH) $(ANALYSIS_LIBS)
+	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SAN_OBJS) $(LIBTRUTH_SAN) $(LIBANALYSIS_SAN) $(LIBATTACH_SAN) $(ANALYSIS_LIBS)
 
 # --- tests -------------------------------------------------------------------
 # A test program is by default one C file built with the sanitizers against the

@@ -2,10 +2,11 @@
 # program sampled from outside, built with frame pointers, without, and statically;
 # a Go program (built by the test, with the go tool).
 ATTACH_DIR   := $(BUILD)/tests/attach
-ATTACH_PROGS := $(ATTACH_DIR)/prog_fp $(ATTACH_DIR)/prog_nofp $(ATTACH_DIR)/prog_static
+ATTACH_PROGS := $(ATTACH_DIR)/prog_fp $(ATTACH_DIR)/prog_nofp $(ATTACH_DIR)/prog_static \
+                $(ATTACH_DIR)/prog_forker
 
 TESTS     += tests/attach/test_attach.py
-TEST_DEPS += $(ATTACH_PROGS) $(KESTREL)
+TEST_DEPS += $(ATTACH_PROGS) $(KESTREL) $(KESTREL_SAN)
 
 $(ATTACH_DIR)/prog_fp: tests/attach/prog_attach.c
 	@mkdir -p $(@D)
@@ -16,3 +17,6 @@ $(ATTACH_DIR)/prog_nofp: tests/attach/prog_attach.c
 $(ATTACH_DIR)/prog_static: tests/attach/prog_attach.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Werror -fomit-frame-pointer -static -pthread -o $@ $<
+$(ATTACH_DIR)/prog_forker: tests/attach/prog_forker.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Werror -o $@ $<

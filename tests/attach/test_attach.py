@@ -9,7 +9,8 @@
 2. A static program (gcc -static, no .eh_frame_hdr) by -p and by --attach, and a Go
    program: named stacks reaching their roots; `record -- STATIC` says --attach is the
    way.
-3. A process that ends during the recording: kestrel ends with it and reports it.
+3. A process that ends during the recording: kestrel ends with it and reports it;
+   --children follows the processes a target forks after the start.
 4. A process in another mount namespace (unshare -m, its binary on a private tmpfs):
    its stacks are named, from the copy kestrel took through /proc/PID/map_files.
 5. -a for 1 s with two programs running: both are in the recording, named.
@@ -21,6 +22,7 @@
 import glob, json, math, os, pwd, random, shutil, signal, subprocess, sys, tempfile, time
 
 KESTREL = os.path.abspath("build/bin/kestrel")
+KESTREL_SAN = os.path.abspath("build/bin/kestrel-san")  # the CLI under ASan and UBSan
 PROGS = os.path.abspath("build/tests/attach")
 GOSRC = os.path.abspath("tests/attach/goprog")
 EXPORTS = (".speedscope.json", ".cpuprofile", ".folded", ".profile.json", ".pb.gz", ".html")
@@ -47,8 +49,8 @@ def raws(stem):
     return [json.load(open(f)) for f in glob.glob(stem + ".raw/*.raw.json")]
 
 
-def record(args, stem, timeout=60):
-    return subprocess.run([KESTREL, "record", "-o", stem, "--report=" + stem + ".txt"] + args,
+def record(args, stem, timeout=60, k=KESTREL):
+    return subprocess.run([k, "record", "-o", stem, "--report=" + stem + ".txt"] + args,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -105,7 +107,7 @@ def static_and_go(tmp):
     check(r.returncode == 0 and total >= 50 and named >= 0.95 * total,
           f"static -p: {named} of {total} burn samples named up to start_thread")
     stem = os.path.join(tmp, "static_attach")
-    r = record(["--attach", "--", prog, "1.5"], stem)
+    r = record(["--attach", "--", prog, "1.5"], stem, k=KESTREL_SAN)
     f = folded(stem)
     ok = sum(n for s, n in f.items() if s.endswith(";burn") and "start_thread;worker;" in s)
     check(r.returncode == 0 and ok >= 50, f"static --attach: {ok} burn samples under start_thread;worker")
@@ -139,13 +141,27 @@ def exits_during(tmp):
     p = start([os.path.join(PROGS, "prog_nofp"), "0.6"])
     stem = os.path.join(tmp, "exits")
     t0 = time.time()
-    r = record(["-p", str(p.pid), "--duration", "20"], stem)
+    r = record(["-p", str(p.pid), "--duration", "20"], stem, k=KESTREL_SAN)
     took = time.time() - t0
     p.communicate(timeout=60)
     f = folded(stem)
     n = sum(n for s, n in f.items() if s.endswith(";burn"))
     check(r.returncode == 0 and took < 10 and n > 20,
           f"a process ending during the recording: kestrel ended after {took:.1f} s with {n} burn samples")
+
+
+def children(tmp):
+    p = start([os.path.join(PROGS, "prog_forker")])
+    stem = os.path.join(tmp, "children")
+    r = record(["-p", str(p.pid), "--children"], stem)
+    p.communicate(timeout=60)
+    got = raws(stem)
+    kids = [x for x in got if x["ppid"] == p.pid and
+            sum(1 for s in x["samples"] if s[3] == 0) > 20]
+    f = folded(stem)
+    n = sum(n for s, n in f.items() if s.endswith(";main;child_work"))
+    check(r.returncode == 0 and len(kids) == 2 and n > 40,
+          f"--children: {len(kids)} children forked after the start recorded, {n} samples in child_work")
 
 
 def mount_ns(tmp):
@@ -264,6 +280,7 @@ def main():
             truth_test(tmp, build)
         static_and_go(tmp)
         exits_during(tmp)
+        children(tmp)
         mount_ns(tmp)
         whole_machine(tmp)
         errors(tmp)
