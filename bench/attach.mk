@@ -12,3 +12,10 @@ $(ATTACH_BENCH): bench/attach/run.py $(ATTACH_BENCH_WORK) $(KESTREL)
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec bench/attach/run.py --rounds 5 --markdown BENCHMARKS.md\n' > $@
 	chmod +x $@
+
+# The ground truth sampled from outside (bench/attach/truth_attach.c), on the workloads
+# of this kestrel and of one built without frame pointers (build/nofp).
+ATTACH_TRUTH := $(BUILD)/bench/attach/truth_attach
+$(ATTACH_TRUTH): bench/attach/truth_attach.c $(LIBTRUTH) $(LIBANALYSIS)
+	@mkdir -p $(@D)
+	$(CC) $(ANALYSIS_CFLAGS) -o $@ $< $(LIBTRUTH) $(LIBANALYSIS) $(ANALYSIS_LIBS)

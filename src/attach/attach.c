@@ -33,7 +33,6 @@
 
 #define CUT_NS 2000000ull          /* records this close to a drain wait for the next */
 #define MAPS_EVERY_NS 1000000000ull /* a live target's maps read again */
-#define MAPS_MISS_NS 20000000ull    /* a pc outside every image reads them at most this often */
 #define TASKS_SCANS 3               /* /proc/PID/task read again, for threads made meanwhile */
 
 enum pend_kind { P_CPU, P_SWITCH_SAMPLE, P_OUT, P_IN };
@@ -99,23 +98,35 @@ static struct target *target_add(struct session *s, pid_t pid, uint32_t *index)
 
 /* ============================ samples ============================ */
 
-/* Walks a sample's stack copy with the target's images; interns the stack. */
+/* The first of frames[0..n) in no executable mapping of t as last read, or n. */
+static size_t first_outside(const struct target *t, const uint64_t *f, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!target_exec(t, f[k])) return k;
+    return n;
+}
+
+/* Walks a sample's stack copy with the target's images; interns the stack. A frame
+ * outside every executable mapping known, in a sample taken after the maps were last
+ * read, reads them again (a library mapped since: the loader's, right after exec) and
+ * walks again. */
 static int32_t sample_stack(struct session *s, struct target *t, const struct perf_rec *r)
 {
     struct arch_regs ar;
     arch_perf_regs(r->regs, &ar);
-    /* A pc in no executable mapping known: the target mapped something since. */
-    if (!target_exec(t, ar.pc) && !t->exited &&
-        clock_ns(CLOCK_MONOTONIC) - t->maps_ns > MAPS_MISS_NS &&
-        target_maps(t, s->images_dir) < 0)
-        t->exited = 1;
-    uwtab_use(&t->uw);
     struct uw_stack m = {ar.sp, ar.sp + r->stack_size, (intptr_t)r->stack - (intptr_t)ar.sp,
                          UW_DIRECT_NONE, NULL};
     struct uw_regs regs = {.pc = ar.pc, .sp = ar.sp, .fp = ar.fp, .interrupted = 1, .lr = ar.lr};
     enum unwind_stop stop;
-    size_t n = uw_walk(s->o->mode, regs, &m, s->frames, UNWIND_MAX_DEPTH, &stop);
-    uwtab_use(NULL);
+    size_t n;
+    for (int pass = 0;; pass++) {
+        uwtab_use(&t->uw);
+        n = uw_walk(s->o->mode, regs, &m, s->frames, UNWIND_MAX_DEPTH, &stop);
+        uwtab_use(NULL);
+        if (pass || t->exited || t->maps_ns >= r->time || first_outside(t, s->frames, n) == n)
+            break;
+        if (target_maps(t, s->images_dir) < 0) t->exited = 1;
+    }
     t->copies++;
     /* Left the copy: cut when the copy was whole (the stack goes on above it); the
      * kernel copies less only where the stack's mapping ends. */
@@ -124,12 +135,11 @@ static int32_t sample_stack(struct session *s, struct target *t, const struct pe
         t->copy_short++;
     }
     /* A return address in no executable mapping: the walk ran through data. */
-    for (size_t k = 1; k < n; k++)
-        if (!target_exec(t, s->frames[k])) {
-            n = k;
-            stop = UNWIND_CUT_NO_EXEC;
-            break;
-        }
+    size_t k = first_outside(t, s->frames, n);
+    if (k > 0 && k < n) {
+        n = k;
+        stop = UNWIND_CUT_NO_EXEC;
+    }
     t->stops[stop]++;
     if (unwind_cut_short(stop)) t->cut_short++;
     return target_stack(t, s->frames, n, (int)stop);
