@@ -134,7 +134,8 @@ def static_and_go(tmp):
     rooted = sum(n for s, n in f.items() if s.endswith(";main.burn") and
                  (";runtime.goexit;runtime.main;" in s or ";runtime.goexit;main.burn" in s))
     check(r.returncode == 0 and burn >= 50 and rooted >= 0.95 * burn,
-          f"Go: {rooted} of {burn} main.burn samples reach runtime.goexit")
+          f"Go: {rooted} of {burn} main.burn samples reach runtime.goexit "
+          f"({r.returncode}: {r.stderr.strip()[-200:]})")
 
 
 def exits_during(tmp):
