@@ -103,7 +103,13 @@ def main():
     ap.add_argument("--markdown")
     a = ap.parse_args()
     rates = [int(x) for x in a.rates.split(",")]
-    peers = ["kestrel", "perf -g", "perf dwarf"] + (["samply"] if shutil.which("samply") else [])
+    # samply checks perf_event_paranoid itself and refuses above 1, root or not.
+    paranoid = int(open("/proc/sys/kernel/perf_event_paranoid").read())
+    samply_why = ("samply is not installed" if not shutil.which("samply") else
+                  f"samply refuses to record while perf_event_paranoid is {paranoid} (above 1), "
+                  "even as root, and that setting is the machine's, shared with other work"
+                  if paranoid > 1 else "")
+    peers = ["kestrel", "perf -g", "perf dwarf"] + ([] if samply_why else ["samply"])
     configs = [("none", 0)] + [(p, hz) for hz in rates for p in peers]
     res = {c: [] for c in configs}
     tmp = tempfile.mkdtemp(prefix="kestrel-attach-bench-")
@@ -130,7 +136,7 @@ def main():
              "interleaved rounds; ratios against the unprofiled runs of the same benchmark. "
              "Profiler CPU: its process tree's CPU until the target ended (kestrel's "
              "symbolizing and exports afterwards are in `after`, wall seconds)." +
-             ("" if "samply" in peers else " samply was not installed: its rows are missing."),
+             (f" No samply rows: {samply_why}." if samply_why else ""),
              "",
              "| profiler | Hz | target CPU | target wall | profiler CPU (ms) | on-CPU samples | after (s) |",
              "|---|---|---|---|---|---|---|"]

@@ -27,6 +27,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -106,31 +107,29 @@ static size_t first_outside(const struct target *t, const uint64_t *f, size_t n)
     return n;
 }
 
-/* Walks a sample's stack copy with the target's images; interns the stack. A frame
- * outside every executable mapping known, in a sample taken after the maps were last
- * read, reads them again (a library mapped since: the loader's, right after exec) and
- * walks again. */
-static int32_t sample_stack(struct session *s, struct target *t, const struct perf_rec *r)
+/* Walks a copy of a stack (size bytes at `copy`, taken at sp) from regs with the
+ * target's images; interns the stack. A frame outside every executable mapping known,
+ * in a stack taken after the maps were last read (at `when`), reads them again (a
+ * library mapped since: the loader's, right after exec) and walks again. */
+static int32_t walk_copy(struct session *s, struct target *t, struct uw_regs regs,
+                         const unsigned char *copy, uint64_t size, uint64_t when)
 {
-    struct arch_regs ar;
-    arch_perf_regs(r->regs, &ar);
-    struct uw_stack m = {ar.sp, ar.sp + r->stack_size, (intptr_t)r->stack - (intptr_t)ar.sp,
+    struct uw_stack m = {regs.sp, regs.sp + size, (intptr_t)copy - (intptr_t)regs.sp,
                          UW_DIRECT_NONE, NULL};
-    struct uw_regs regs = {.pc = ar.pc, .sp = ar.sp, .fp = ar.fp, .interrupted = 1, .lr = ar.lr};
     enum unwind_stop stop;
     size_t n;
     for (int pass = 0;; pass++) {
         uwtab_use(&t->uw);
         n = uw_walk(s->o->mode, regs, &m, s->frames, UNWIND_MAX_DEPTH, &stop);
         uwtab_use(NULL);
-        if (pass || t->exited || t->maps_ns >= r->time || first_outside(t, s->frames, n) == n)
+        if (pass || t->exited || t->maps_ns >= when || first_outside(t, s->frames, n) == n)
             break;
         if (target_maps(t, s->images_dir) < 0) t->exited = 1;
     }
     t->copies++;
     /* Left the copy: cut when the copy was whole (the stack goes on above it); the
      * kernel copies less only where the stack's mapping ends. */
-    if (stop == UNWIND_END_TOP && r->stack_size >= EVENTS_STACK_COPY) {
+    if (stop == UNWIND_END_TOP && size >= EVENTS_STACK_COPY) {
         stop = UNWIND_CUT_COPY_END;
         t->copy_short++;
     }
@@ -143,6 +142,67 @@ static int32_t sample_stack(struct session *s, struct target *t, const struct pe
     t->stops[stop]++;
     if (unwind_cut_short(stop)) t->cut_short++;
     return target_stack(t, s->frames, n, (int)stop);
+}
+
+static int32_t sample_stack(struct session *s, struct target *t, const struct perf_rec *r)
+{
+    struct arch_regs ar;
+    arch_perf_regs(r->regs, &ar);
+    struct uw_regs regs = {.pc = ar.pc, .sp = ar.sp, .fp = ar.fp, .interrupted = 1, .lr = ar.lr};
+    return walk_copy(s, t, regs, r->stack, r->stack_size, r->time);
+}
+
+/* A thread asleep in a system call as the recording starts: no switch will say where
+ * it waits until it wakes, so its stack is read now, from the pc and sp of
+ * /proc/PID/task/TID/syscall and a copy of its stack (process_vm_readv: read only),
+ * and its off-CPU interval begins at the start. A thread blocked through the whole
+ * recording has its waiting samples so. */
+static void asleep_at_start(struct session *s, struct target *t, pid_t tid)
+{
+    static unsigned char copy[EVENTS_STACK_COPY];
+    char path[96], buf[512], state = 0;
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)t->pid, (int)tid);
+    FILE *f = fopen(path, "re");
+    if (f) {
+        if (fgets(buf, sizeof buf, f)) {
+            char *r = strrchr(buf, ')');
+            if (r && r[1] == ' ') state = r[2];
+        }
+        fclose(f);
+    }
+    if (state != 'S' && state != 'D') return;
+    snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)t->pid, (int)tid);
+    f = fopen(path, "re");
+    if (!f) return;
+    unsigned long long v[9];
+    long nr;
+    int got = fgets(buf, sizeof buf, f)
+                  ? sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &v[0], &v[1],
+                           &v[2], &v[3], &v[4], &v[5], &v[6], &v[7])
+                  : 0;
+    fclose(f);
+    if (got != 9 || nr < 0) return; /* running, or not in a system call */
+    uint64_t sp = v[6], pc = v[7], size = EVENTS_STACK_COPY;
+    /* As the kernel copies: up to where the stack's mapping ends. */
+    ssize_t n = -1;
+    while (size >= 8) {
+        struct iovec l = {copy, (size_t)size}, r = {(void *)(uintptr_t)sp, (size_t)size};
+        n = process_vm_readv(t->pid, &l, 1, &r, 1, 0);
+        if (n > 0) break;
+        uint64_t to_page = 4096 - (sp & 4095);
+        size = size > to_page && size - to_page >= 4096 ? ((size - to_page) & ~4095ull) + to_page
+               : size > to_page                          ? to_page
+                                                         : 0;
+    }
+    if (n <= 0) return;
+    struct uw_regs regs = {.pc = pc, .sp = sp, .fp = 0, .interrupted = 1};
+    int32_t st = walk_copy(s, t, regs, copy, (uint64_t)n, clock_ns(CLOCK_MONOTONIC));
+    uint32_t thi;
+    struct target_thread *th = target_thread(t, tid, &thi);
+    if (!th || st < 0) return;
+    th->off = 1;
+    th->off_ns = s->start_mono;
+    th->off_stack = st;
 }
 
 static int pend_push(struct session *s, struct pend p)
@@ -406,14 +466,16 @@ static int write_all(struct session *s)
                        s->no_user,
                        own};
     const char *notes[4];
+    /* What the recording could not see, said in the report. */
     size_t n_notes = 0;
     if (!s->ev.kernel)
         note(notes, &n_notes,
              "waiting time is not sampled: the kernel allows no context-switch samples here "
              "(root, CAP_PERFMON or perf_event_paranoid <= 1 would)");
-    note(notes, &n_notes,
-         "sampled from outside (kestrel record -p/-a/--attach): a thread blocked for the whole "
-         "recording has no waiting samples, its stack was never taken");
+    if (s->o->all)
+        note(notes, &n_notes,
+             "sampled from outside with -a: a thread asleep through the whole recording has "
+             "no waiting samples (its stack is taken when it leaves the CPU)");
     int failed = 0;
     for (size_t i = 0; i < s->n_t; i++) {
         struct target *t = s->t[i];
@@ -549,6 +611,10 @@ int attach_record(const struct attach_options *o, const char *raw_dir, int *stat
         for (size_t i = 0; i < o->n_pids && !failed; i++) {
             struct target *t = target_add(s, o->pids[i], &ti);
             int e = t ? open_process(s, o->pids[i]) : -errno;
+            /* With switch samples, every later episode has its stack: the ones under
+             * way now are read from /proc. */
+            for (size_t k = 0; !e && s->ev.kernel && k < s->n_opened; k++)
+                if (proc_tgid(s->opened[k]) == o->pids[i]) asleep_at_start(s, t, s->opened[k]);
             if (e == -ESRCH || e == -ENOENT) {
                 fprintf(stderr, "kestrel: -p %d: no such process (it ended)\n", (int)o->pids[i]);
                 failed = 1;

@@ -193,3 +193,15 @@ uid_t proc_uid(pid_t pid)
     free(b);
     return (uid_t)uid;
 }
+
+pid_t proc_tgid(pid_t tid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+    char *b = slurp(path, NULL);
+    int tgid = 0;
+    char *l = b ? strstr(b, "\nTgid:") : NULL;
+    if (l) sscanf(l + 6, "%d", &tgid);
+    free(b);
+    return (pid_t)tgid;
+}

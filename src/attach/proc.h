@@ -38,6 +38,9 @@ int proc_cmdline(pid_t pid, char ***argv, size_t *n);
 /* The pid the process has in its own pid namespace (NSpid's last field), or pid. */
 pid_t proc_nspid(pid_t pid);
 
+/* The process a thread belongs to (Tgid), 0 when gone. */
+pid_t proc_tgid(pid_t tid);
+
 /* Whether the process's thread tid is the owner of a uid other than ours. */
 uid_t proc_uid(pid_t pid);
 #endif

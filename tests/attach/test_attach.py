@@ -10,7 +10,8 @@
    program: named stacks reaching their roots; `record -- STATIC` says --attach is the
    way.
 3. A process that ends during the recording: kestrel ends with it and reports it;
-   --children follows the processes a target forks after the start.
+   --children follows the processes a target forks after the start; a process asleep
+   through the whole recording has its waiting samples, its stack read at the start.
 4. A process in another mount namespace (unshare -m, its binary on a private tmpfs):
    its stacks are named, from the copy kestrel took through /proc/PID/map_files.
 5. -a for 1 s with two programs running: both are in the recording, named.
@@ -151,6 +152,22 @@ def exits_during(tmp):
           f"a process ending during the recording: kestrel ended after {took:.1f} s with {n} burn samples")
 
 
+def blocked_throughout(tmp):
+    """A process asleep for the whole recording (Debian's sleep: no frame pointers):
+    its waiting samples, one per 1/hz, with the stack read from /proc at the start."""
+    p = subprocess.Popen(["sleep", "30"])
+    time.sleep(0.2)
+    stem = os.path.join(tmp, "asleep")
+    r = record(["-p", str(p.pid), "--duration", "1", "--state", "waiting"], stem)
+    p.kill()
+    p.wait()
+    f = folded(stem)
+    n = sum(n for s, n in f.items() if "clock_nanosleep" in s and "__libc_start_main" in s)
+    check(r.returncode == 0 and 900 <= n <= 1100,
+          f"a thread blocked through the whole recording: {n} waiting samples under "
+          f"__libc_start_main;...;clock_nanosleep (997 expected)")
+
+
 def children(tmp):
     p = start([os.path.join(PROGS, "prog_forker")])
     stem = os.path.join(tmp, "children")
@@ -282,6 +299,7 @@ def main():
         static_and_go(tmp)
         exits_during(tmp)
         children(tmp)
+        blocked_throughout(tmp)
         mount_ns(tmp)
         whole_machine(tmp)
         errors(tmp)
