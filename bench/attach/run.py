@@ -134,8 +134,10 @@ def main():
              f"Target: bench/attach/work.c, two threads of fixed work, unprofiled median "
              f"{base_cpu / 1e9:.2f} s CPU, {base_wall / 1e9:.2f} s wall. Medians of {a.rounds} "
              "interleaved rounds; ratios against the unprofiled runs of the same benchmark. "
-             "Profiler CPU: its process tree's CPU until the target ended (kestrel's "
-             "symbolizing and exports afterwards are in `after`, wall seconds)." +
+             "Profiler CPU: perf's whole process (it records and writes its file: "
+             "symbolizing is left to `perf report`); kestrel's recording (`recording_cpu_ns`: "
+             "everything up to the last stack walked, before the symbolizing and exports, "
+             "whose wall seconds are in `after`)." +
              (f" No samply rows: {samply_why}." if samply_why else ""),
              "",
              "| profiler | Hz | target CPU | target wall | profiler CPU (ms) | on-CPU samples | after (s) |",

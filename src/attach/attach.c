@@ -60,6 +60,8 @@ struct session {
     uint64_t dropped, unknown_pid, no_user;
     pid_t *opened; /* threads whose events are open */
     size_t n_opened;
+    pid_t *skip;   /* processes that could not be read (kernel threads, ended): sorted */
+    size_t n_skip, cap_skip;
     uint64_t frames[UNWIND_MAX_DEPTH];
 };
 
@@ -217,6 +219,40 @@ static int pend_push(struct session *s, struct pend p)
     return 0;
 }
 
+/* Processes not to be read again: a kernel thread has no maps, an ended one none left. */
+static size_t skip_at(const struct session *s, pid_t pid)
+{
+    size_t lo = 0, hi = s->n_skip;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->skip[mid] < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int skipped(const struct session *s, pid_t pid)
+{
+    size_t k = skip_at(s, pid);
+    return k < s->n_skip && s->skip[k] == pid;
+}
+
+static void skip_add(struct session *s, pid_t pid)
+{
+    if (s->n_skip == s->cap_skip) {
+        size_t c = s->cap_skip ? 2 * s->cap_skip : 64;
+        pid_t *q = realloc(s->skip, c * sizeof *q);
+        if (!q) return;
+        s->skip = q, s->cap_skip = c;
+    }
+    size_t k = skip_at(s, pid);
+    memmove(&s->skip[k + 1], &s->skip[k], (s->n_skip - k) * sizeof *s->skip);
+    s->skip[k] = pid;
+    s->n_skip++;
+}
+
 static void on_record(const struct perf_rec *r, void *arg)
 {
     struct session *s = arg;
@@ -233,7 +269,10 @@ static void on_record(const struct perf_rec *r, void *arg)
     struct target *t = target_of(s, (pid_t)r->pid, &ti);
     /* A process the events reached that is not known yet: a fork child (--children),
      * any process (-a). Read now, while it lives. */
-    if (!t && (s->o->children || s->o->all)) t = target_add(s, (pid_t)r->pid, &ti);
+    if (!t && (s->o->children || s->o->all) && !skipped(s, (pid_t)r->pid)) {
+        t = target_add(s, (pid_t)r->pid, &ti);
+        if (!t) skip_add(s, (pid_t)r->pid);
+    }
     if (!t) {
         s->unknown_pid++;
         return;
@@ -458,7 +497,7 @@ static int write_all(struct session *s)
     uint64_t own = ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
                    ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
     uint64_t vals[] = {1,
-                       (uint64_t)s->ev.kernel,
+                       (uint64_t)(s->ev.kernel && !s->ev.no_switch),
                        (uint64_t)s->ev.kernel,
                        (uint64_t)s->ev.ncpu,
                        s->ev.ring_pages,
@@ -468,14 +507,14 @@ static int write_all(struct session *s)
     const char *notes[4];
     /* What the recording could not see, said in the report. */
     size_t n_notes = 0;
-    if (!s->ev.kernel)
+    if (s->ev.no_switch)
+        note(notes, &n_notes,
+             "waiting time is not sampled with -a: a stack copy at every context switch of "
+             "the machine would flood the rings");
+    else if (!s->ev.kernel)
         note(notes, &n_notes,
              "waiting time is not sampled: the kernel allows no context-switch samples here "
              "(root, CAP_PERFMON or perf_event_paranoid <= 1 would)");
-    if (s->o->all)
-        note(notes, &n_notes,
-             "sampled from outside with -a: a thread asleep through the whole recording has "
-             "no waiting samples (its stack is taken when it leaves the CPU)");
     int failed = 0;
     for (size_t i = 0; i < s->n_t; i++) {
         struct target *t = s->t[i];
@@ -554,7 +593,7 @@ int attach_record(const struct attach_options *o, const char *raw_dir, int *stat
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
-    int rc = events_init(&s->ev, o->hz, o->children);
+    int rc = events_init(&s->ev, o->hz, o->children, o->all);
     int failed = 0;
     /* SIGINT, SIGTERM, SIGHUP end the recording (--attach: the program gets ^C from the
      * terminal itself and ends; kestrel writes what it has). */
@@ -724,6 +763,7 @@ int attach_record(const struct attach_options *o, const char *raw_dir, int *stat
     free(s->t);
     free(s->p);
     free(s->opened);
+    free(s->skip);
     free(s);
     return failed;
 }

@@ -37,15 +37,19 @@ static void attr_common(const struct events *e, struct perf_event_attr *a)
     a->inherit = 1;
     a->inherit_thread = e->children ? 0 : 1;
     a->disabled = a->enable_on_exec = (unsigned)e->on_exec;
+    /* Woken when a ring is half full, not at every record. */
+    a->watermark = 1;
+    a->wakeup_watermark = (uint32_t)(e->ring_pages * (uint64_t)sysconf(_SC_PAGESIZE) / 2);
 }
 
 static void attr_clock(const struct events *e, struct perf_event_attr *a, int kernel)
 {
     attr_common(e, a);
-    a->config = PERF_COUNT_SW_TASK_CLOCK;
+    /* A thread's CPU time; per CPU for the whole machine, the CPU's time. */
+    a->config = e->no_switch ? PERF_COUNT_SW_CPU_CLOCK : PERF_COUNT_SW_TASK_CLOCK;
     a->sample_period = e->period_ns;
     a->exclude_kernel = !kernel;
-    a->context_switch = 1;
+    a->context_switch = !e->no_switch;
 }
 
 static void attr_switch(const struct events *e, struct perf_event_attr *a)
@@ -55,20 +59,22 @@ static void attr_switch(const struct events *e, struct perf_event_attr *a)
     a->sample_period = 1;
 }
 
-int events_init(struct events *e, unsigned hz, int children)
+int events_init(struct events *e, unsigned hz, int children, int all)
 {
     memset(e, 0, sizeof *e);
     e->hz = hz;
     e->children = children;
+    e->no_switch = all;
     e->period_ns = 1000000000ull / hz;
     long n = sysconf(_SC_NPROCESSORS_CONF);
     e->ncpu = n > 0 ? (int)n : 1;
     e->rings = calloc((size_t)e->ncpu, sizeof *e->rings);
     if (!e->rings) return -ENOMEM;
     for (int i = 0; i < e->ncpu; i++) e->rings[i].fd = -1;
-    /* Data pages per CPU: two 40 ms periods of full stack copies at the rate, within
-     * 64..1024 pages. */
-    uint64_t bytes = (uint64_t)hz * (EVENTS_STACK_COPY + 256) * 8 / 100;
+    /* Data pages per CPU: two 40 ms periods of full stack copies at the rate (the whole
+     * machine: 200 ms, every process's samples on one CPU's ring), within 64..1024
+     * pages. */
+    uint64_t bytes = (uint64_t)hz * (EVENTS_STACK_COPY + 256) * (all ? 40 : 8) / 100;
     uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), pages = 64;
     while (pages * pg < bytes && pages < 1024) pages *= 2;
     e->ring_pages = pages;
@@ -145,7 +151,7 @@ static int open_on(struct events *e, pid_t pid, int cpu)
         attr_clock(e, &a, 0);
         rc = open_one(e, &a, pid, cpu, 0);
     }
-    if (rc || !e->kernel) return rc;
+    if (rc || !e->kernel || e->no_switch) return rc;
     attr_switch(e, &a);
     open_one(e, &a, pid, cpu, 1); /* without it, waiting stacks are not known */
     return 0;

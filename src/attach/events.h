@@ -31,6 +31,8 @@ struct events {
     unsigned hz;
     int children;              /* fork children inherit the events */
     int on_exec;               /* events start at the thread's next exec (--attach) */
+    int no_switch;             /* no switch records or samples (the whole machine: every
+                                  context switch's stack copy would flood the rings) */
     int kernel;                /* exclude_kernel=0 was allowed: switch samples too */
     uint64_t period_ns;
     struct events_ring *rings; /* ncpu */
@@ -41,8 +43,9 @@ struct events {
     uint64_t ring_pages;
 };
 
-/* Sets up for hz; probes whether kernel-side events are allowed. 0 or -errno. */
-int events_init(struct events *e, unsigned hz, int children);
+/* Sets up for hz; probes whether kernel-side events are allowed. `all`: for the whole
+ * machine (larger rings, no switch events). 0 or -errno. */
+int events_init(struct events *e, unsigned hz, int children, int all);
 
 /* Opens the events of one thread on every CPU. 0 or -errno (-ESRCH: the thread is
  * gone; -EACCES/-EPERM: refused). */

@@ -22,6 +22,8 @@ struct uw_file {
     int n;               /* readable spans, in vaddrs */
     uint64_t lo[CFI_MEM_SPANS], hi[CFI_MEM_SPANS];
     int built;           /* a build was tried */
+    long fdes;           /* FDEs its header lists, -1 before it was read */
+    uint64_t misses;     /* lookups made without the table */
     struct uw_rows rows; /* sorted by loc (vaddr), no start index */
 };
 
@@ -207,6 +209,7 @@ struct uwtab_file *uwtab_file(int fd, dev_t dev, ino_t ino)
     if (!head || !uf || pread(fd, head, hsz, 0) != (ssize_t)hsz) goto fail;
     struct uw_file *f = &uf->f;
     f->dev = dev, f->ino = ino;
+    f->fdes = -1;
     const Elf64_Phdr *ph;
     int nph;
     if (file_phdrs(f, head, hsz, &ph, &nph)) goto fail;
@@ -273,6 +276,7 @@ struct uwtab_file *uwtab_file_memory(const void *bytes, size_t len, uint64_t at)
     if (!uf) return NULL;
     struct uw_file *f = &uf->f;
     f->memory = 1;
+    f->fdes = -1;
     const Elf64_Phdr *ph;
     int nph;
     if (file_phdrs(f, bytes, len, &ph, &nph) || !f->hdr_vaddr) return free(uf), NULL;
@@ -399,7 +403,17 @@ int uw_image_row_slow(const struct uw_image *im, uint64_t pc, int direct, struct
     struct uw_file *f = im->file;
     *row = (struct cfi_row){.kind = CFI_NONE};
     if (!f) return 0;
-    if (!f->built) build(f, im);
+    if (!f->built) {
+        if (f->fdes < 0) f->fdes = cfi_count_fdes(&im->mem, im->hdr);
+        if (f->fdes > 0 && f->misses < 2 * (uint64_t)f->fdes) {
+            f->misses++;
+            st.direct++;
+            if (cfi_lookup(&im->mem, im->hdr, im->slide, pc, row) != 0)
+                *row = (struct cfi_row){.kind = CFI_NONE};
+            return row->kind != CFI_NONE;
+        }
+        build(f, im);
+    }
     const struct uw_rows *t = &f->rows;
     if (!t->rows || pc < im->slide || pc - im->slide > UINT32_MAX) return 0;
     uint32_t loc = (uint32_t)(pc - im->slide);
