@@ -518,7 +518,7 @@ static int write_all(struct session *s)
     int failed = 0;
     for (size_t i = 0; i < s->n_t; i++) {
         struct target *t = s->t[i];
-        if (!t->exited) target_perf_map(t, s->raw_dir);
+        target_perf_map(t, s->raw_dir); /* an ended one's, where kestrel still sees it */
         /* A process reached only through -a or --children that never gave a sample is
          * left out. */
         if (!t->n_rows && (s->o->all || i >= s->o->n_pids + (s->o->argv ? 1 : 0))) continue;

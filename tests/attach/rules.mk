@@ -3,7 +3,7 @@
 # a Go program (built by the test, with the go tool).
 ATTACH_DIR   := $(BUILD)/tests/attach
 ATTACH_PROGS := $(ATTACH_DIR)/prog_fp $(ATTACH_DIR)/prog_nofp $(ATTACH_DIR)/prog_static \
-                $(ATTACH_DIR)/prog_forker
+                $(ATTACH_DIR)/prog_forker $(ATTACH_DIR)/prog_jit
 
 TESTS     += tests/attach/test_attach.py
 TEST_DEPS += $(ATTACH_PROGS) $(KESTREL) $(KESTREL_SAN)
@@ -18,5 +18,8 @@ $(ATTACH_DIR)/prog_static: tests/attach/prog_attach.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Werror -fomit-frame-pointer -static -pthread -o $@ $<
 $(ATTACH_DIR)/prog_forker: tests/attach/prog_forker.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Werror -o $@ $<
+$(ATTACH_DIR)/prog_jit: tests/attach/prog_jit.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Werror -o $@ $<

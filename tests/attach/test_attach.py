@@ -10,7 +10,8 @@
    program: named stacks reaching their roots; `record -- STATIC` says --attach is the
    way.
 3. A process that ends during the recording: kestrel ends with it and reports it;
-   --children follows the processes a target forks after the start; a process asleep
+   --children follows the processes a target forks after the start; JIT code is named
+   from the target's /tmp/perf-PID.map; a process asleep
    through the whole recording has its waiting samples, its stack read at the start.
 4. A process in another mount namespace (unshare -m, its binary on a private tmpfs):
    its stacks are named, from the copy kestrel took through /proc/PID/map_files.
@@ -168,6 +169,20 @@ def blocked_throughout(tmp):
           f"__libc_start_main;...;clock_nanosleep (997 expected)")
 
 
+def jit(tmp):
+    """JIT code named from the target's /tmp/perf-PID.map, copied beside the profile."""
+    p = start([os.path.join(PROGS, "prog_jit"), "2.5"])
+    stem = os.path.join(tmp, "jit")
+    r = record(["-p", str(p.pid), "--duration", "1"], stem)
+    p.communicate(timeout=60)
+    f = folded(stem)
+    n = sum(n for s, n in f.items() if s.endswith(";jit_countdown"))
+    total = sum(f.values())
+    check(r.returncode == 0 and n >= 0.5 * total and n > 20 and
+          os.path.exists(stem + ".raw/%d.perf.map" % p.pid),
+          f"JIT code: {n} of {total} samples named jit_countdown from the perf map")
+
+
 def children(tmp):
     p = start([os.path.join(PROGS, "prog_forker")])
     stem = os.path.join(tmp, "children")
@@ -300,6 +315,7 @@ def main():
         exits_during(tmp)
         children(tmp)
         blocked_throughout(tmp)
+        jit(tmp)
         mount_ns(tmp)
         whole_machine(tmp)
         errors(tmp)
