@@ -110,7 +110,7 @@ if cc -static -O1 -o "$t/static" "$t/static.c" 2>/dev/null; then
   build/bin/kestrel record -o "$t/st" -- "$t/static" >/dev/null 2>"$t/err"; rc=$?
   check "record static: the program's status passes through" test $rc -eq 3
   check "record static: says the program is static and what to do ($(cat "$t/err"))" \
-    grep -q "^kestrel: $t/st\.raw/[0-9]*\.raw\.json: the program left no profile: $t/static is statically linked, and preloading cannot reach a static program; build it dynamically linked" "$t/err"
+    grep -q "^kestrel: $t/st\.raw/[0-9]*\.raw\.json: the program left no profile: $t/static is statically linked, and preloading cannot reach a static program; .kestrel record --attach -- PROGRAM. (or -p PID) samples it from outside$" "$t/err"
   check "record static: one line" one_line "$t/err"
   cc -O1 -o "$t/dynamic" "$t/static.c"
   build/bin/kestrel record -o "$t/dy" -- "$t/dynamic" >/dev/null 2>"$t/err"; rc=$?
