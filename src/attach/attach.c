@@ -621,7 +621,7 @@ int attach_record(const struct attach_options *o, const char *raw_dir, int *stat
         } else {
             child_pid = child;
             s->ev.on_exec = 1; /* nothing of the child before its exec is sampled */
-            int e = events_open_thread(&s->ev, child);
+            int e = o->after_exec ? 0 : events_open_thread(&s->ev, child);
             if (e) {
                 say_refused(child, -e);
                 failed = 1;
@@ -639,8 +639,20 @@ int attach_record(const struct attach_options *o, const char *raw_dir, int *stat
                 failed = 1;
             } else if (!failed && !target_add(s, child, &ti)) {
                 /* After the exec: its images are the program's. */
-                fprintf(stderr, "kestrel: %s: ended before it could be read\n", o->argv[0]);
+                if (errno == EACCES || errno == EPERM)
+                    fprintf(stderr,
+                            "kestrel: %s: permission denied: it runs as another user since its "
+                            "exec (set-user-ID or set-group-ID); run kestrel as root, or give it "
+                            "CAP_PERFMON and CAP_SYS_PTRACE\n",
+                            o->argv[0]);
+                else
+                    fprintf(stderr, "kestrel: %s: ended before it could be read\n", o->argv[0]);
                 failed = 1;
+            } else if (!failed && o->after_exec) {
+                /* Its first milliseconds, before the events are open, are not sampled. */
+                s->ev.on_exec = 0;
+                int e2 = open_process(s, child);
+                if (e2) say_refused(child, -e2), failed = 1;
             }
         }
     } else if (o->all) {
@@ -722,6 +734,7 @@ int attach_record(const struct attach_options *o, const char *raw_dir, int *stat
                 next_scan = now + 300000000ull;
                 for (size_t i = 0; i < o->n_pids && !o->argv; i++)
                     if (!ended[i]) open_process(s, o->pids[i]);
+                if (o->argv && o->after_exec && !ended[0]) open_process(s, child);
             }
             if (n_watch && !alive) stop = 1;
         }

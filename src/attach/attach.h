@@ -16,6 +16,8 @@ struct attach_options {
     unsigned hz;        /* -F */
     int mode;           /* enum uw_mode */
     char **argv;        /* --attach: the program to start and sample */
+    int after_exec;     /* --attach: open the events once it has exec'd (a program whose
+                           ids change at its exec: the kernel drops the events it had) */
 };
 
 /* Records into raw_dir (<pid>.raw.json per process, copies of unreachable images in

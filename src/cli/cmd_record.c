@@ -719,7 +719,8 @@ static int record_attached(const struct record_options *o, char **argv)
                                 .duration = o->duration ? strtod(o->duration, NULL) : 0,
                                 .hz = (unsigned)hz,
                                 .mode = attach_unwind_mode(o->unwind),
-                                .argv = o->attach ? argv : NULL};
+                                .argv = o->attach ? argv : NULL,
+                                .after_exec = o->attach && cli_setid_program(argv[0])};
     int status = -1;
     int failed = attach_record(&ao, r.raw_dir, &status);
     if (failed && !tree_has_profiles(r.raw_dir)) {

@@ -17,7 +17,8 @@
    its stacks are named, from the copy kestrel took through /proc/PID/map_files.
 5. -a for 1 s with two programs running: both are in the recording, named.
 6. Errors, one line and a non-zero exit each: a pid that does not exist, kestrel's own
-   pid, a kernel thread, an unprivileged user against root's process.
+   pid, a kernel thread, an unprivileged user against root's process; a set-user-ID
+   program: `record --` says --attach is the way, and --attach samples it.
 7. SIGINT to kestrel ends the recording and writes everything; SIGKILL of kestrel
    leaves the target running, and it ends as it would have.
 """
@@ -270,6 +271,22 @@ def errors(tmp):
               f"unprivileged against root's process: exit {r.returncode}, {lines}, left {os.listdir(d)}")
         victim.kill()
         victim.wait()
+        # A set-user-ID program (owned by the test user, so that it changes ids when
+        # root runs it): the runtime cannot enter it, --attach samples it.
+        suid = os.path.join(d, "suid")
+        shutil.copy(os.path.join(PROGS, "prog_nofp"), suid)
+        os.chown(suid, pwd.getpwnam(user).pw_uid, -1)
+        os.chmod(suid, 0o4755)
+        r = subprocess.run([KESTREL, "record", "-o", d + "/pre", "--", suid, "0.3"],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode != 0 and "set-user-ID" in r.stderr and "--attach" in r.stderr,
+              "record -- SETUID says --attach is the way: " + r.stderr.strip()[-120:])
+        stem = d + "/suid_attach"
+        r = record(["--attach", "--", suid, "1.2"], stem)
+        f = folded(stem)
+        n = sum(n for s, n in f.items() if s.endswith(";alpha;burn") and "start_thread" in s)
+        check(r.returncode == 0 and n > 20,
+              f"--attach samples a set-user-ID program: {n} samples ...;alpha;burn ({r.stderr.strip()[-120:]})")
         shutil.rmtree(d, ignore_errors=True)
     finally:
         subprocess.run(["userdel", user], capture_output=True)
