@@ -17,7 +17,8 @@
    its stacks are named, from the copy kestrel took through /proc/PID/map_files.
 5. -a for 1 s with two programs running: both are in the recording, named.
 6. Errors, one line and a non-zero exit each: a pid that does not exist, kestrel's own
-   pid, a kernel thread, an unprivileged user against root's process; a set-user-ID
+   pid, a kernel thread, an unprivileged user against root's process (and the same user
+   sampling its own process, without waiting time, as the report says); a set-user-ID
    program: `record --` says --attach is the way, and --attach samples it.
 7. SIGINT to kestrel ends the recording and writes everything; SIGKILL of kestrel
    leaves the target running, and it ends as it would have.
@@ -271,6 +272,21 @@ def errors(tmp):
               f"unprivileged against root's process: exit {r.returncode}, {lines}, left {os.listdir(d)}")
         victim.kill()
         victim.wait()
+        # The same user against its own process (perf_event_paranoid 2 allows it): on-CPU
+        # samples, and the report says waiting time is not sampled.
+        prog = os.path.join(d, "own")
+        shutil.copy(os.path.join(PROGS, "prog_nofp"), prog)
+        os.chmod(prog, 0o755)
+        r = subprocess.run(["runuser", "-u", user, "--", "sh", "-c",
+                            f"{prog} 2 >/dev/null & sleep 0.3; exec {KESTREL} record -p $! "
+                            f"--duration 1 -o {d}/own --report={d}/own.txt"],
+                           capture_output=True, text=True, timeout=60)
+        f = folded(d + "/own")
+        n = sum(n for s, n in f.items() if s.endswith(";alpha;burn"))
+        rep = open(d + "/own.txt").read() if os.path.exists(d + "/own.txt") else ""
+        check(r.returncode == 0 and n > 20 and "waiting time is not sampled" in rep,
+              f"unprivileged, its own process: exit {r.returncode}, {n} samples ...;alpha;burn, "
+              "the report says waiting time is not sampled")
         # A set-user-ID program (owned by the test user, so that it changes ids when
         # root runs it): the runtime cannot enter it, --attach samples it.
         suid = os.path.join(d, "suid")
