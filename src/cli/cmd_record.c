@@ -734,7 +734,7 @@ static int record_attached(const struct record_options *o, char **argv)
     if (!failed) {
         const char *out_name;
         FILE *out = report_open(o, &out_name);
-        failed = !out || analyse(r.raw_dir, stem, o, out, out_name) ? 1 : 0;
+        failed = !out || analyse(r.raw_dir, 0, stem, o, out, out_name) ? 1 : 0;
         if (out && out != stderr && fclose(out)) {
             fprintf(stderr, "kestrel: %s: %s\n", out_name, strerror(errno));
             failed = 1;
