@@ -286,7 +286,8 @@ def errors(tmp):
         rep = open(d + "/own.txt").read() if os.path.exists(d + "/own.txt") else ""
         check(r.returncode == 0 and n > 20 and "waiting time is not sampled" in rep,
               f"unprivileged, its own process: exit {r.returncode}, {n} samples ...;alpha;burn, "
-              "the report says waiting time is not sampled")
+              "the report says waiting time is not sampled" + ("" if "waiting time" in rep else
+                                                               " (report: " + rep[-400:] + ")"))
         # A set-user-ID program (owned by the test user, so that it changes ids when
         # root runs it): the runtime cannot enter it, --attach samples it.
         suid = os.path.join(d, "suid")
