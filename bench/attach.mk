@@ -19,3 +19,15 @@ ATTACH_TRUTH := $(BUILD)/bench/attach/truth_attach
 $(ATTACH_TRUTH): bench/attach/truth_attach.c $(LIBTRUTH) $(LIBANALYSIS)
 	@mkdir -p $(@D)
 	$(CC) $(ANALYSIS_CFLAGS) -o $@ $< $(LIBTRUTH) $(LIBANALYSIS) $(ANALYSIS_LIBS)
+# kestrel built without frame pointers, for its workloads (the CLI's code and libktruth).
+ATTACH_NOFP_KESTREL := $(BUILD)/nofp/bin/kestrel
+$(ATTACH_NOFP_KESTREL): $(CLI_SRCS) $(TRUTH_SRCS) $(ANALYSIS_SRCS) $(ATTACH_SRCS)
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/nofp \
+	    COMMON="$(subst -fno-omit-frame-pointer,-fomit-frame-pointer,$(COMMON))" $@
+ATTACH_TRUTH_RUN := $(BUILD)/bench/attach/truth
+BENCHES += $(ATTACH_TRUTH_RUN)
+$(ATTACH_TRUTH_RUN): $(ATTACH_TRUTH) $(ATTACH_NOFP_KESTREL) $(KESTREL)
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec %s --full --exe %s --exe %s\n' $(ATTACH_TRUTH) $(KESTREL) \
+	    $(ATTACH_NOFP_KESTREL) > $@
+	chmod +x $@
