@@ -143,8 +143,8 @@ def main():
              f"Target: bench/attach/work.c, two threads of fixed work, unprofiled median "
              f"{base_cpu / 1e9:.2f} s CPU, {base_wall / 1e9:.2f} s wall. Medians of {a.rounds} "
              "interleaved rounds; ratios against the unprofiled runs of the same benchmark. "
-             "Profiler CPU: perf's whole process (it records and writes its file: "
-             "symbolizing is left to `perf report`); kestrel's recording (`recording_cpu_ns`: "
+             "Profiler CPU: perf's and samply's whole process tree (they record and write their "
+             "file: symbolizing is left to `perf report` or the viewer); kestrel's recording (`recording_cpu_ns`: "
              "everything up to the last stack walked, before the symbolizing and exports, "
              "whose wall seconds are in `after`)." +
              (f" No samply rows: {samply_why}." if samply_why else
