@@ -5,7 +5,8 @@
   answers (1 MB of addresses of one long-named function) and read them no further
   than the headers, one after another. The server holds exactly as many as fit in
   64 MiB (each answer's Content-Length says its size); the next is a 503 ("too many
-  answers in flight"); once one client goes, a request is served again.
+  answers in flight"); the program's RSS grows by less than 64 MiB + 8 MiB; once one
+  client goes, a request is served again.
 - 32 connections: one CPU scrape (profile?seconds=4) waiting for its window and 31
   slow readers of ~1 MB answers (31 MB, under the 64 MiB cap) fill every slot; one more
   connection gets a 503 ("too many connections") at once, not queued; the CPU scrape is
@@ -97,6 +98,14 @@ def sockets_of(pid):
     return n
 
 
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for l in f:
+            if l.startswith("VmRSS:"):
+                return int(l.split()[1])
+    return 0
+
+
 def served_again(port, addr, what):
     """A small /symbol request is answered 200 within 3 s (the server notices a gone
     client at its next send)."""
@@ -116,6 +125,7 @@ port = free_port()
 s = Server({"KESTREL_HTTP": "127.0.0.1:%d" % port})
 c.check(wait_listening(port), "the server listens")
 addr = long_name_address(s.p.pid)
+rss_before = rss_kib(s.p.pid)
 held, sizes, refused = [], [], None
 t0 = time.time()
 for i in range(CONN_MAX - 1):
@@ -137,6 +147,11 @@ c.check(sizes and sum(sizes) + sizes[-1] > PENDING_MAX,
         "one more answer would not fit 64 MiB: %d + %d bytes" % (sum(sizes), sizes[-1] if sizes else 0))
 c.check(refused is not None and refused[0] == 503 and b"too many answers in flight" in refused[1] + refused[2],
         "the request past 64 MiB is refused with a 503: %r" % (refused,))
+rss_held = rss_kib(s.p.pid)
+print("the program's RSS: %d KiB before, %d KiB with %d bytes of answers held (+%d KiB)"
+      % (rss_before, rss_held, sum(sizes), rss_held - rss_before))
+c.check(rss_held - rss_before < (PENDING_MAX >> 10) + 8192,
+        "the program's memory stays within 64 MiB of answers and 8 MiB more: +%d KiB" % (rss_held - rss_before))
 # one client goes: its answer's bytes leave the count
 held.pop(0).close()
 served_again(port, addr, "one held answer gone")
