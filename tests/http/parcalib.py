@@ -3,6 +3,7 @@ free port with a configuration of the test's, and asked through its own HTTP API
 (the gRPC gateway under /api: profiles/types, profiles/query_range, profiles/query)."""
 import base64
 import datetime
+import gzip
 import json
 import os
 import subprocess
@@ -103,3 +104,80 @@ def pprof_top(data):
     r = subprocess.run(["go", "tool", "pprof", "-symbolize=none", "-raw", path],
                        capture_output=True, text=True, timeout=300)
     return r.returncode, r.stdout, r.stderr
+
+
+def _pb_fields(buf):
+    """(field number, wire type, value) of one protobuf message: ints for varints, bytes
+    for length-delimited fields (the only wire types pprof uses)."""
+    i = 0
+    while i < len(buf):
+        key, i = _pb_varint(buf, i)
+        f, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = _pb_varint(buf, i)
+        elif wt == 2:
+            n, i = _pb_varint(buf, i)
+            v, i = buf[i:i + n], i + n
+        else:
+            raise ValueError("wire type %d in a pprof message" % wt)
+        yield f, wt, v
+
+
+def _pb_varint(buf, i):
+    v = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return v, i
+
+
+def _pb_ints(wt, v):
+    """A repeated integer field's values: packed or one."""
+    if wt == 0:
+        return [v]
+    out, i = [], 0
+    while i < len(v):
+        x, i = _pb_varint(v, i)
+        out.append(x)
+    return out
+
+
+def pprof_folded(data):
+    """A pprof profile's stacks as {"root;…;leaf": first value summed}, each frame named
+    by its line's function (inlined calls are frames; a location without lines has
+    none). Read with the profile.proto field numbers, no library between."""
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    strings, samples, locs, funcs = [], [], {}, {}
+    for f, wt, v in _pb_fields(data):
+        if f == 2:  # Sample
+            s = {"locs": [], "values": []}
+            for g, gwt, gv in _pb_fields(v):
+                if g == 1:
+                    s["locs"] += _pb_ints(gwt, gv)
+                elif g == 2:
+                    s["values"] += [x - (1 << 64) if x >= 1 << 63 else x for x in _pb_ints(gwt, gv)]
+            samples.append(s)
+        elif f == 4:  # Location
+            lid, lines = 0, []
+            for g, gwt, gv in _pb_fields(v):
+                if g == 1:
+                    lid = gv
+                elif g == 4:
+                    fid = dict((h, hv) for h, _, hv in _pb_fields(gv)).get(1, 0)
+                    lines.append(fid)
+            locs[lid] = lines
+        elif f == 5:  # Function
+            fd = dict((h, hv) for h, _, hv in _pb_fields(v))
+            funcs[fd.get(1, 0)] = fd.get(2, 0)
+        elif f == 6:
+            strings.append(v.decode("utf-8", "replace"))
+    out = {}
+    for s in samples:
+        names = [strings[funcs.get(fid, 0)] if fid else "" for lid in s["locs"] for fid in locs.get(lid, [])]
+        key = ";".join(n.replace(";", "\uFFFD") for n in reversed(names))
+        out[key] = out.get(key, 0) + (s["values"][0] if s["values"] else 0)
+    return out

@@ -5,6 +5,8 @@
 //
 //	otlpcheck -otlp F.otlp.pb -folded F.folded -raw RAW.json [-push HOST:PORT]
 //	otlpcheck -otlp F.otlp.pb     (decoding and the dictionary's checks alone)
+//	otlpcheck … -shifted OUT      also writes the cpu/nanoseconds stacks as Parca v0.28.0
+//	                              names their frames (function_table[function_index - 1])
 //
 // Prints what it compared; exits 1 on the first mismatch.
 package main
@@ -98,6 +100,8 @@ func main() {
 	foldedPath := flag.String("folded", "", "kestrel export --format folded --sample-type samples output")
 	rawPath := flag.String("raw", "", "the raw CPU profile (JSON)")
 	push := flag.String("push", "", "an OTLP/gRPC receiver to send the request to")
+	shifted := flag.String("shifted", "", "write the cpu/nanoseconds stacks, folded, with each frame named "+
+		"function_table[function_index - 1], as Parca v0.28.0 reads them")
 	flag.Parse()
 
 	data, err := os.ReadFile(*otlpPath)
@@ -155,7 +159,7 @@ func main() {
 	if len(rp.ScopeProfiles) != 1 || rp.ScopeProfiles[0].Scope.GetName() != "kestrel" {
 		fail("want one scope, kestrel")
 	}
-	var counts *pb.Profile
+	var counts, cpu *pb.Profile
 	for _, p := range rp.ScopeProfiles[0].Profiles {
 		t := str(p.SampleType.TypeStrindex) + "/" + str(p.SampleType.UnitStrindex)
 		fmt.Printf("profile %s: %d samples, period %d %s/%s, original payload %q %d bytes\n", t,
@@ -163,6 +167,9 @@ func main() {
 			p.OriginalPayloadFormat, len(p.OriginalPayload))
 		if t == "samples/count" {
 			counts = p
+		}
+		if t == "cpu/nanoseconds" {
+			cpu = p
 		}
 	}
 	if *foldedPath == "" { // decoding and the dictionary's checks alone
@@ -244,6 +251,13 @@ func main() {
 	}
 	fmt.Printf("timestamps: %d, equal to the raw profile's running samples\n", len(times))
 
+	if *shifted != "" {
+		if cpu == nil {
+			fail("no cpu/nanoseconds profile")
+		}
+		writeShifted(*shifted, d, cpu, str)
+	}
+
 	if *push != "" {
 		conn, err := grpc.NewClient(*push, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
@@ -260,5 +274,37 @@ func main() {
 			fail("push to %s: %d profiles rejected: %s", *push, ps.RejectedProfiles, ps.ErrorMessage)
 		}
 		fmt.Printf("pushed to %s: accepted\n", *push)
+	}
+}
+
+// writeShifted writes p's stacks as "root;…;leaf VALUE" lines (summed per stack) with
+// each frame named as Parca v0.28.0 names it: pkg/profile/encode.go reads a line's
+// function as funcs[line.FunctionIndex-1] of the whole function_table, entry 0 (the
+// zero value, no name) included, so a frame gets the name of the entry before its own.
+func writeShifted(path string, d *pb.ProfilesDictionary, p *pb.Profile, str func(int32) string) {
+	out := map[string]int64{}
+	for _, s := range p.Samples {
+		var names []string
+		for _, li := range d.StackTable[s.StackIndex].LocationIndices {
+			for _, ln := range d.LocationTable[li].Lines {
+				if ln.FunctionIndex == 0 {
+					fail("a line with no function")
+				}
+				names = append(names, strings.ReplaceAll(str(d.FunctionTable[ln.FunctionIndex-1].NameStrindex), ";", "\uFFFD"))
+			}
+		}
+		for i, j := 0, len(names)-1; i < j; i, j = i+1, j-1 {
+			names[i], names[j] = names[j], names[i]
+		}
+		for _, v := range s.Values {
+			out[strings.Join(names, ";")] += v
+		}
+	}
+	var b strings.Builder
+	for k, v := range out {
+		fmt.Fprintf(&b, "%s %d\n", k, v)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		fail("%v", err)
 	}
 }
