@@ -148,12 +148,13 @@ static int read_meta(struct raw *r, const json_t *root)
     if (!v) return fail(r, "no \"version\": not a kestrel raw profile");
     if (!json_is_integer(v) || json_integer_value(v) != 1)
         return fail(r, "unsupported raw profile version (kestrel reads version 1)");
-    const char *exe, *platform, *engine, *fallback, *perf_map;
+    const char *exe, *platform, *engine, *fallback, *choice, *perf_map;
     json_int_t pid = -1, start = 0, end = 0;
     if (opt_str(r, root, "exe", &exe, "profile") ||
         opt_str(r, root, "platform", &platform, "profile") ||
         opt_str(r, root, "engine", &engine, "profile") ||
         opt_str(r, root, "engine_fallback", &fallback, "profile") ||
+        opt_str(r, root, "engine_choice", &choice, "profile") ||
         opt_str(r, root, "perf_map", &perf_map, "profile") ||
         opt_int(r, root, "pid", &pid, "profile") ||
         opt_int(r, root, "start_unix_ns", &start, "profile") ||
@@ -184,9 +185,10 @@ static int read_meta(struct raw *r, const json_t *root)
         (engine && !(m->engine = strdup(engine))) ||
         (perf_map && *perf_map && !(m->perf_map = strdup(perf_map))))
         return fail(r, "out of memory");
-    if (fallback) {
+    /* What auto chose and why; it says the fallback's reason too. */
+    if (choice || fallback) {
         char note[512];
-        snprintf(note, sizeof note, "engine: %s", fallback);
+        snprintf(note, sizeof note, "engine: %s", choice ? choice : fallback);
         if (profile_add_comment(r->p, note)) return fail(r, "out of memory");
     }
     /* What the engine says the profile lacks (docs/raw-format.md: engine_notes). */

@@ -1,28 +1,74 @@
 /* engine.c — picks the CPU sampling engine (engine.h).
  * Signal handlers: nothing. Inside malloc: nothing. */
 #include "runtime/cpu/engine.h"
+#include "runtime/rtfd.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-const struct engine *engine_choose(const char *want, const char **why)
+/* The sentence `auto` leaves in the raw file (engine_choice), in a buffer of ours. */
+static char engine_choice_buf[320];
+
+static const char *engine_paranoid(void)
+{
+    static char buf[64];
+    char text[16];
+    struct rtfd once;
+    int fd = rtfd_open_once(&once, "/proc/sys/kernel/perf_event_paranoid");
+    if (fd < 0) return "perf_event_paranoid unknown";
+    ssize_t n = read(fd, text, sizeof text - 1);
+    rtfd_close(&once);
+    if (n <= 0) return "perf_event_paranoid unknown";
+    text[n] = 0;
+    snprintf(buf, sizeof buf, "perf_event_paranoid is %d", atoi(text));
+    return buf;
+}
+
+const struct engine *engine_choose(const char *want, const char **why, const char **choice)
 {
     const struct engine *perf = &engine_perf;
     *why = NULL;
+    if (choice) *choice = NULL;
     if (want && *want && strcmp(want, "auto") != 0 && strcmp(want, "perf") != 0 &&
         strcmp(want, "signal") != 0) {
         *why = "unknown engine (auto, perf or signal)";
         return NULL;
     }
     int auto_ = !want || !*want || strcmp(want, "auto") == 0;
+    const char *sig_why = NULL;
     if (auto_ || strcmp(want, "perf") == 0) {
-        if (perf->check(why) == 0)
+        if (perf->check(why) == 0) {
+            if (!auto_) return perf;
+            /* Where the kernel forces exclude_kernel, perf events never fire in a system
+             * call: the time there would have no sample. The signal engine's CPU-time
+             * timers count it and take their samples at the call's user stack. */
+            if (perf->kernel_time && !perf->kernel_time() &&
+                engine_signal.check(&sig_why) == 0) {
+                snprintf(engine_choice_buf, sizeof engine_choice_buf,
+                         "auto chose the signal engine: the perf engine could not sample time "
+                         "in system calls here (%s and no CAP_PERFMON: user mode only)",
+                         engine_paranoid());
+                if (choice) *choice = engine_choice_buf;
+                return &engine_signal;
+            }
+            if (choice)
+                *choice = "auto chose the perf engine: the kernel allows it to sample "
+                          "time in system calls (exclude_kernel=0)";
             return perf;
+        }
         if (!auto_) return NULL;
     }
-    const char *sig_why = NULL;
     if (engine_signal.check(&sig_why) != 0) {
         *why = sig_why;
         return NULL;
+    }
+    if (auto_ && choice) {
+        snprintf(engine_choice_buf, sizeof engine_choice_buf,
+                 "auto chose the signal engine: the perf engine is unavailable (%s)",
+                 *why ? *why : "refused");
+        *choice = engine_choice_buf;
     }
     return &engine_signal;
 }

@@ -86,12 +86,17 @@ struct engine {
     /* Optional: up to `max` sentences for the raw file's `engine_notes` (what the
      * profile lacks and why), in buffers of the engine's; same thread and time. */
     size_t (*notes)(const char **out, size_t max);
+    /* Optional: whether the engine, as this kernel allows it, samples the time threads
+     * spend in system calls (1), or user mode only (0). Called before start(). */
+    int (*kernel_time)(void);
 };
 
 extern const struct engine engine_signal;
 extern const struct engine engine_perf; /* a strong reference: libkestrel.a links it */
 
 /* Picks the engine for `want` ("auto", "perf", "signal"; NULL = auto). Returns NULL
- * when the wanted engine cannot run; *why says why (also when auto fell back). */
-const struct engine *engine_choose(const char *want, const char **why);
+ * when the wanted engine cannot run; *why says why (also when auto fell back because
+ * perf was refused). With auto, *choice (when not NULL) gets a sentence saying which
+ * engine it chose and why; NULL otherwise. */
+const struct engine *engine_choose(const char *want, const char **why, const char **choice);
 #endif

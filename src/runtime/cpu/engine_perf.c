@@ -44,6 +44,14 @@
  * any, its last on-CPU stack), and its samples are counted in the raw file's
  * engine_stats.waits_guessed.
  *
+ * Unprivileged, the kernel forces exclude_kernel: a period that ends while the thread
+ * is in a system call gives no sample, and a system-call-heavy program loses most of
+ * its CPU time. At each drain, the CPU time of a thread's clock that its samples do not
+ * stand for (past one period and what is still on its way) is charged to the thread's
+ * last on-CPU stack, one sample per period: the total is the thread's CPU time, the
+ * stack a guess (engine_stats.kernel_samples_guessed; `auto` takes the signal engine
+ * there instead).
+ *
  * Threads: check() and start() on the session's starting thread; thread_start() and
  * thread_stop() on the registering thread (open, then disable its events);
  * thread_creating() and thread_created() on a creating and a created thread (whether
@@ -163,6 +171,7 @@ struct pslot {
     uint64_t cpu_start_ns;        /* its CPU clock at registration ... */
     _Atomic uint64_t cpu_end_ns;  /* ... and when it stopped (0 while registered) */
     uint64_t samples;             /* on-CPU samples it was given */
+    uint64_t filled;              /* ... of them, for time no kernel sample stood for */
     uint64_t cs_time; /* time of the last context-switch sample */
     uint16_t cs_n;    /* its frames */
     uint16_t last_n;  /* frames of the last on-CPU sample */
@@ -207,6 +216,7 @@ struct perf_engine {
     uint64_t threads_sampled_ns;        /* ... and what their on-CPU samples stand for */
     uint64_t threads_ended;             /* those registrations */
     uint64_t threads_no_sample;         /* ... that used CPU and got no sample */
+    uint64_t kernel_filled;             /* samples for CPU time the kernel did not sample */
     int cfi;                            /* samples carry registers and a stack copy */
     uint64_t sample_type;               /* SAMPLE_TYPE or SAMPLE_TYPE_CFI */
     uint64_t copy_short;                /* walks that reached the copy's end, not the top */
@@ -367,6 +377,7 @@ static void pslot_reset(struct pslot *p, int inherited, int has_cs)
     p->cpu_start_ns = thread_cpu_ns(CLOCK_THREAD_CPUTIME_ID); /* on the thread itself */
     atomic_store(&p->cpu_end_ns, 0);
     p->samples = 0;
+    p->filled = 0;
 }
 
 /* A registration's CPU time against its samples. The kernel samples a thread's CPU time
@@ -381,6 +392,30 @@ static void account_cpu(struct pslot *p, uint64_t end_ns)
     pe.threads_sampled_ns += p->samples * pe.period_ns;
     pe.threads_ended++;
     pe.threads_no_sample += cpu && !p->samples;
+}
+
+/* Unprivileged (exclude_kernel forced): the part of the thread's CPU clock, up to
+ * cpu_now, that its samples do not stand for, charged one period at a time to its
+ * last on-CPU stack. `slack` is left unsampled: the period in progress, and samples
+ * still on their way into a ring. */
+static void fill_kernel_time(struct reg_slot *s, struct pslot *p, uint64_t cpu_now,
+                             uint64_t slack, uint64_t t_ns)
+{
+    if (pe.privileged || !p->last_n || cpu_now <= p->cpu_start_ns) return;
+    uint64_t cpu = cpu_now - p->cpu_start_ns;
+    while (p->samples * pe.period_ns + slack + pe.period_ns <= cpu) {
+        struct sink_sample ss = {.slot = s,
+                                 .t_ns = t_ns,
+                                 .cpu_ns = pe.period_ns,
+                                 .state = SINK_ON_CPU,
+                                 .stop = p->last_stop,
+                                 .nframes = p->last_n,
+                                 .frames = p->last_frames};
+        sink_add(&ss);
+        p->samples++;
+        p->filled++;
+        pe.kernel_filled++;
+    }
 }
 
 /* ================================================================== draining ==== */
@@ -706,12 +741,17 @@ static void drain_all(int final)
                 count_bad(&p->ev.ring);
             }
             settle_waiting(s, p, p->inherited && cut < now ? cut : now);
+            if (st == REG_ACTIVE)
+                fill_kernel_time(s, p, thread_cpu_ns(s->cpu_clock),
+                                 final ? 0 : pe.period_ns + (p->inherited ? CUT_NS : 0),
+                                 p->inherited && cut < now ? cut : now);
             /* A thread that left waits until every record up to its leaving was read. */
             if (st == REG_DRAINING && p->inherited && p->stop_ns > cut) continue;
             if (final || st == REG_DRAINING) flush_pending(s, p);
         }
         if (st == REG_DRAINING) {
             if (ready) {
+                fill_kernel_time(s, p, atomic_load(&p->cpu_end_ns), pe.period_ns, now);
                 account_cpu(p, atomic_load(&p->cpu_end_ns));
                 events_close(&p->ev);
                 atomic_store_explicit(&p->ready, 0, memory_order_release);
@@ -785,6 +825,19 @@ static void *engine_main(void *arg)
 }
 
 /* ================================================================ interface ==== */
+
+/* Whether this kernel lets the engine count time in system calls (exclude_kernel=0:
+ * root, CAP_PERFMON, or perf_event_paranoid <= 1). */
+static int perf_kernel_time(void)
+{
+    struct perf_event_attr a;
+    attr_clock(&a, 1000000, 1, 0);
+    a.sample_type = SAMPLE_TYPE;
+    int fd = perf_open(&a, 0, -1);
+    if (fd < 0) return 0;
+    close(fd);
+    return 1;
+}
 
 static int perf_check(const char **why)
 {
@@ -1082,6 +1135,18 @@ static size_t perf_notes(const char **out, size_t max)
                  (unsigned long long)pe.threads_ended);
         out[n++] = cpu;
     }
+    static char kern[320];
+    uint64_t kern_ns = pe.kernel_filled * pe.period_ns;
+    if (n < max && pe.kernel_filled) {
+        snprintf(kern, sizeof kern,
+                 "%.1f ms of CPU time (%.0f%% of the threads') went in system calls, which "
+                 "the kernel does not let this user sample (exclude_kernel): charged to each "
+                 "thread's last on-CPU stack, a guess (the signal engine samples it at the "
+                 "call's stack)",
+                 (double)kern_ns / 1e6,
+                 pe.threads_cpu_ns ? 100.0 * (double)kern_ns / (double)pe.threads_cpu_ns : 0.0);
+        out[n++] = kern;
+    }
     if (n < max && rtfd_lost()) {
         snprintf(fds, sizeof fds,
                  "the program closed or replaced %llu of the perf engine's descriptors; "
@@ -1117,6 +1182,7 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
         {"samples_unregistered", pe.unregistered},
         {"threads_unsampled", atomic_load(&pe.threads_unsampled)},
         {"waits_guessed", pe.waits_guessed},
+        {"kernel_samples_guessed", pe.kernel_filled}, /* time the kernel did not sample */
         {"bad_ring_bytes", pe.bad_bytes},
         {"fds_lost", rtfd_lost()}, /* descriptors the program closed or replaced */
         {"threads_cpu_ns", pe.threads_cpu_ns}, /* the registered threads' CPU time */
@@ -1149,4 +1215,5 @@ const struct engine engine_perf = {
     .after_fork_child = perf_after_fork_child,
     .stats = perf_stats,
     .notes = perf_notes,
+    .kernel_time = perf_kernel_time,
 };

@@ -353,6 +353,7 @@ static void rj_document(struct rj *w, const struct rawjson_meta *m)
     rj_s(w, ",\"requested_hz\":"), rj_u(w, m->requested_hz);
     rj_s(w, ",\"engine\":"), rj_str(w, m->engine);
     if (m->engine_fallback) rj_s(w, ",\"engine_fallback\":"), rj_str(w, m->engine_fallback);
+    if (m->engine_choice) rj_s(w, ",\"engine_choice\":"), rj_str(w, m->engine_choice);
     rj_s(w, ",\"unwind\":"), rj_str(w, uw_mode_name(uw_mode_current()));
     {
         struct uw_table_stats t;

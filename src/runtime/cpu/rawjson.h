@@ -13,6 +13,7 @@
 struct rawjson_meta {
     const char *engine;          /* "signal" or "perf" */
     const char *engine_fallback; /* why `auto` did not pick perf, or NULL */
+    const char *engine_choice;   /* what `auto` chose and why, or NULL */
     const struct engine_stat *engine_stats; /* the engine's own counts */
     size_t n_engine_stats;
     const char *const *engine_notes; /* the engine's sentences about what is missing */

@@ -51,6 +51,7 @@ static struct {
     int from_env; /* started by KESTREL_PROFILE */
     unsigned hz, requested_hz;
     const char *fallback; /* why auto did not pick perf */
+    const char *choice;   /* what auto chose and why (engine_choice), NULL when not auto */
     uint64_t start_mono, start_real;
     int ppid;               /* the parent when the session started */
     const char *write_path; /* where on_stopped writes; NULL discards */
@@ -105,6 +106,7 @@ static void prof_on_stopped(void)
     struct rawjson_meta m = {
         .engine = profile_engine()->name,
         .engine_fallback = prof.fallback,
+        .engine_choice = prof.choice,
         .engine_stats = stats,
         .n_engine_stats = n_stats,
         .engine_notes = notes,
@@ -136,8 +138,8 @@ static void prof_register_caller(uint64_t lo, uint64_t hi)
 static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_want, int signo,
                       int from_env, uint64_t lo, uint64_t hi)
 {
-    const char *why = NULL;
-    const struct engine *e = engine_choose(engine_want, &why);
+    const char *why = NULL, *choice = NULL;
+    const struct engine *e = engine_choose(engine_want, &why, &choice);
     if (!e) {
         if (from_env)
             fprintf(stderr, "kestrel: KESTREL_PROFILE_ENGINE=%s: %s; CPU profiling is off\n",
@@ -146,10 +148,9 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
     }
     /* auto fell back: say why once per process tree (a fork child starts over silently). */
     static int fallback_said;
-    if (from_env && why && !fallback_said) {
+    if (from_env && e == &engine_signal && choice && !fallback_said) {
         fallback_said = 1;
-        fprintf(stderr, "kestrel: the perf engine is unavailable (%s); using the signal engine\n",
-                why);
+        fprintf(stderr, "kestrel: %s\n", choice);
     }
     int r = threads_init();
     if (r == 0) r = registry_open();
@@ -165,6 +166,7 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
     prof.hz = hz;
     prof.requested_hz = requested_hz;
     prof.fallback = why;
+    prof.choice = choice;
     prof.write_path = NULL;
     struct engine_config cfg = {
         .hz = hz,
