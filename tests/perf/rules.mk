@@ -8,11 +8,13 @@
 #    forced: one wrapper per test under build/tests/perf-pass/.
 PERF_DIR        := $(BUILD)/tests/perf
 PERF_UNIT_TESTS := $(PERF_DIR)/test_perf_ring
-PERF_HELPERS    := $(PERF_DIR)/quiet $(PERF_DIR)/noperf $(PERF_DIR)/work $(PERF_DIR)/nested
+PERF_HELPERS    := $(PERF_DIR)/quiet $(PERF_DIR)/noperf $(PERF_DIR)/work $(PERF_DIR)/nested \
+                   $(PERF_DIR)/syscalls
 PERF_PASS_OF    := $(sort $(wildcard tests/runtime/test_*.c tests/runtime/test_*.py))
 PERF_PASS       := $(patsubst tests/runtime/%,$(BUILD)/tests/perf-pass/%,$(basename $(PERF_PASS_OF)))
 
-TESTS     += $(PERF_UNIT_TESTS) tests/perf/test_perf_engine.py $(PERF_PASS)
+TESTS     += $(PERF_UNIT_TESTS) tests/perf/test_perf_engine.py tests/perf/test_unprivileged.py \
+             $(PERF_PASS)
 TEST_DEPS += $(PERF_UNIT_TESTS) $(PERF_HELPERS) $(PERF_PASS) $(LIBKESTREL_SO)
 
 $(PERF_DIR)/test_perf_ring: tests/perf/test_perf_ring.c src/runtime/cpu/perf_ring.c src/runtime/cpu/perf_ring.h
@@ -27,6 +29,9 @@ $(PERF_DIR)/nested: tests/perf/nested.c tests/runtime/burn.h
 	@mkdir -p $(@D)
 	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -o $@ $<
 $(PERF_DIR)/work: bench/engines/work.c
+	@mkdir -p $(@D)
+	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -o $@ $<
+$(PERF_DIR)/syscalls: tests/perf/syscalls.c
 	@mkdir -p $(@D)
 	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -o $@ $<
 $(PERF_DIR)/noperf: tests/perf/noperf.c

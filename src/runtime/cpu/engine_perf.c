@@ -145,6 +145,12 @@ struct pevents {
     void *map;             /* the ring: one metadata page + data pages */
     size_t map_len;        /* bytes mapped */
     struct perf_ring ring; /* reader over map */
+    /* A CPU's switch samples have a ring of their own: a program that blocks tens of
+     * thousands of times a second fills a ring with them (each with its stack copy),
+     * and sharing one, the kernel then lost the on-CPU samples with them. */
+    void *map_cs;             /* NULL: fd_cs writes into fd's ring */
+    size_t map_cs_len;
+    struct perf_ring ring_cs;
 };
 
 /* The perf state of one registry slot. `ready` hands the slot from the registering
@@ -186,6 +192,8 @@ struct pcpu {
     struct pevents ev;
     uint64_t next_time; /* the time of the record at the ring's cursor, during a merge */
     int has_next;       /* ... there is one (never, for a CPU without events) */
+    uint64_t next_time_cs; /* the same for its switch samples' ring */
+    int has_next_cs;
 };
 
 struct perf_engine {
@@ -217,6 +225,7 @@ struct perf_engine {
     uint64_t threads_ended;             /* those registrations */
     uint64_t threads_no_sample;         /* ... that used CPU and got no sample */
     uint64_t kernel_filled;             /* samples for CPU time the kernel did not sample */
+    uint64_t cs_lost;                   /* switch samples the kernel lost (ring full) */
     int cfi;                            /* samples carry registers and a stack copy */
     uint64_t sample_type;               /* SAMPLE_TYPE or SAMPLE_TYPE_CFI */
     uint64_t copy_short;                /* walks that reached the copy's end, not the top */
@@ -305,9 +314,30 @@ static void events_close(struct pevents *e)
     if (e->fd.fd >= 0 && rtfd_ok(&pe.epfd) && rtfd_ok(&e->fd))
         epoll_ctl(pe.epfd.fd, EPOLL_CTL_DEL, e->fd.fd, NULL);
     if (e->map) munmap(e->map, e->map_len);
+    if (e->map_cs) munmap(e->map_cs, e->map_cs_len);
+    e->map_cs = NULL;
     rtfd_close(&e->fd_cs);
     rtfd_close(&e->fd);
     e->map = NULL;
+}
+
+/* A CPU's switch event's own ring, as large as its clock's (smaller where locked
+ * memory is short). 0 or -1. */
+static int cs_ring_map(struct pevents *e, size_t ring_pages)
+{
+    for (size_t pages = ring_pages; pages >= 1; pages /= 2) {
+        e->map_cs_len = (size_t)pe.page * (pages + 1);
+        e->map_cs = mmap(NULL, e->map_cs_len, PROT_READ | PROT_WRITE, MAP_SHARED, e->fd_cs.fd, 0);
+        if (e->map_cs != MAP_FAILED) {
+            perf_ring_init(&e->ring_cs, e->map_cs, (uint64_t)pe.page, pages, pe.sample_type,
+                           pe.cfi ? REGS_MASK : 0);
+            struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.u64 = 0};
+            if (rtfd_ok(&pe.epfd)) epoll_ctl(pe.epfd.fd, EPOLL_CTL_ADD, e->fd_cs.fd, &ev);
+            return 0;
+        }
+    }
+    e->map_cs = NULL;
+    return -1;
 }
 
 /* Opens, maps and enables the events of thread `tid` (0: the caller) on `cpu` (-1:
@@ -316,7 +346,7 @@ static int events_open(struct pevents *e, pid_t tid, int cpu, int inherit, size_
 {
     struct perf_event_attr a;
     e->fd.fd = e->fd_cs.fd = -1;
-    e->map = NULL;
+    e->map = e->map_cs = NULL;
     attr_clock(&a, pe.period_ns, pe.privileged, inherit);
     int fd = perf_open(&a, tid, cpu);
     if (fd < 0) return -errno;
@@ -343,7 +373,8 @@ static int events_open(struct pevents *e, pid_t tid, int cpu, int inherit, size_
     if (pe.privileged) {
         attr_switch(&a, inherit);
         if (rtfd_adopt(&e->fd_cs, perf_open(&a, tid, cpu), 1) >= 0 &&
-            (ioctl(e->fd_cs.fd, PERF_EVENT_IOC_SET_OUTPUT, e->fd.fd) != 0 ||
+            ((cpu >= 0 ? cs_ring_map(e, ring_pages) : ioctl(e->fd_cs.fd, PERF_EVENT_IOC_SET_OUTPUT,
+                                                            e->fd.fd)) != 0 ||
              ioctl(e->fd_cs.fd, PERF_EVENT_IOC_ID, &e->id_cs) != 0))
             rtfd_close(&e->fd_cs);
     }
@@ -669,13 +700,18 @@ static long tm_find(uint32_t tid, uint64_t t)
 struct cpu_ctx {
     struct reg_slot *slots;
     uint64_t id_cs;
+    int cs_ring; /* the records are of a switch samples' ring */
 };
 
 static void on_cpu_record(const struct perf_rec *r, void *arg)
 {
     struct cpu_ctx *cc = arg;
     if (r->kind == PERF_REC_LOST) {
-        sink_drop(r->lost);
+        /* Lost switch samples only make the waiting stacks of their episodes guesses. */
+        if (cc->cs_ring)
+            pe.cs_lost += r->lost;
+        else
+            sink_drop(r->lost);
         return;
     }
     long i = tm_find(r->tid, r->time);
@@ -692,27 +728,45 @@ static void drain_cpus(struct reg_slot *slots, uint64_t cut)
 {
     for (size_t k = 0; k < pe.ncpu; k++) {
         struct pcpu *c = &pe.cpus[k];
+        c->has_next = c->has_next_cs = 0;
         if (!c->ev.map) continue;
         perf_ring_begin(&c->ev.ring);
         c->has_next = perf_ring_peek_time(&c->ev.ring, &c->next_time);
+        if (!c->ev.map_cs) continue;
+        perf_ring_begin(&c->ev.ring_cs);
+        c->has_next_cs = perf_ring_peek_time(&c->ev.ring_cs, &c->next_time_cs);
     }
     for (;;) {
+        /* The oldest record of every ring; at equal times a switch sample first, as it
+         * is written before its SWITCH record. */
         struct pcpu *min = NULL;
+        int min_cs = 0;
+        uint64_t min_t = 0;
         for (size_t k = 0; k < pe.ncpu; k++) {
             struct pcpu *c = &pe.cpus[k];
-            if (c->has_next && c->next_time <= cut && (!min || c->next_time < min->next_time))
-                min = c;
+            if (c->has_next_cs && c->next_time_cs <= cut && (!min || c->next_time_cs <= min_t))
+                min = c, min_cs = 1, min_t = c->next_time_cs;
+            if (c->has_next && c->next_time <= cut && (!min || c->next_time < min_t))
+                min = c, min_cs = 0, min_t = c->next_time;
         }
         if (!min) break;
-        struct cpu_ctx cc = {slots, min->ev.id_cs};
-        perf_ring_take(&min->ev.ring, on_cpu_record, &cc, pe.scratch);
-        min->has_next = perf_ring_peek_time(&min->ev.ring, &min->next_time);
+        struct cpu_ctx cc = {slots, min->ev.id_cs, min_cs};
+        if (min_cs) {
+            perf_ring_take(&min->ev.ring_cs, on_cpu_record, &cc, pe.scratch);
+            min->has_next_cs = perf_ring_peek_time(&min->ev.ring_cs, &min->next_time_cs);
+        } else {
+            perf_ring_take(&min->ev.ring, on_cpu_record, &cc, pe.scratch);
+            min->has_next = perf_ring_peek_time(&min->ev.ring, &min->next_time);
+        }
     }
     for (size_t k = 0; k < pe.ncpu; k++) {
         struct pcpu *c = &pe.cpus[k];
         if (!c->ev.map) continue;
         perf_ring_end(&c->ev.ring);
         count_bad(&c->ev.ring);
+        if (!c->ev.map_cs) continue;
+        perf_ring_end(&c->ev.ring_cs);
+        count_bad(&c->ev.ring_cs);
     }
 }
 
@@ -1183,6 +1237,7 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
         {"threads_unsampled", atomic_load(&pe.threads_unsampled)},
         {"waits_guessed", pe.waits_guessed},
         {"kernel_samples_guessed", pe.kernel_filled}, /* time the kernel did not sample */
+        {"switch_samples_lost", pe.cs_lost}, /* their episodes' stacks guessed */
         {"bad_ring_bytes", pe.bad_bytes},
         {"fds_lost", rtfd_lost()}, /* descriptors the program closed or replaced */
         {"threads_cpu_ns", pe.threads_cpu_ns}, /* the registered threads' CPU time */

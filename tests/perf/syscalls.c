@@ -1,0 +1,124 @@
+/* A system-call-heavy program, to check that time in system calls is profiled
+ * whoever runs it (tests/perf/test_unprivileged.py).
+ *
+ *   syscalls dd SECONDS      read 4 KiB from /dev/zero, write it to /dev/null, as dd does
+ *   syscalls server SECONDS DIR   a client thread sends requests over a socket pair to a
+ *                            server thread that appends each to a file in DIR, syncs it
+ *                            and answers
+ *
+ * At the end it prints "cpu_ns N": its own CPU time (getrusage), every thread. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static char buf[4096];
+
+__attribute__((noinline)) static void dd_read(int fd)
+{
+    if (read(fd, buf, sizeof buf) != (ssize_t)sizeof buf) exit(3);
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void dd_write(int fd)
+{
+    if (write(fd, buf, sizeof buf) != (ssize_t)sizeof buf) exit(3);
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void dd_loop(double secs)
+{
+    int in = open("/dev/zero", O_RDONLY), out = open("/dev/null", O_WRONLY);
+    if (in < 0 || out < 0) exit(2);
+    double end = now_s() + secs;
+    for (unsigned i = 0;; i++) {
+        dd_read(in);
+        dd_write(out);
+        if (!(i & 255) && now_s() > end) break;
+    }
+}
+
+static int sv[2];
+static int logfd;
+static volatile int done;
+
+__attribute__((noinline)) static uint64_t handle_request(const char *req, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int r = 0; r < 4; r++)
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ (unsigned char)req[i]) * 1099511628211ull;
+    return h;
+}
+
+__attribute__((noinline)) static void server_store(const char *req, size_t n)
+{
+    static unsigned stored;
+    if (write(logfd, req, n) != (ssize_t)n) exit(4);
+    if (++stored % 64 == 0) fdatasync(logfd); /* a group commit */
+}
+
+static void *server(void *arg)
+{
+    (void)arg;
+    char req[1024], resp[64];
+    for (;;) {
+        ssize_t n = recv(sv[1], req, sizeof req, 0);
+        if (n <= 0) break;
+        uint64_t h = handle_request(req, (size_t)n);
+        server_store(req, (size_t)n);
+        memcpy(resp, &h, sizeof h);
+        send(sv[1], resp, sizeof resp, 0);
+    }
+    return NULL;
+}
+
+__attribute__((noinline)) static void client(double secs)
+{
+    char req[1024], resp[64];
+    memset(req, 'q', sizeof req);
+    double end = now_s() + secs;
+    while (now_s() < end) {
+        send(sv[0], req, sizeof req, 0);
+        if (recv(sv[0], resp, sizeof resp, 0) <= 0) break;
+    }
+    shutdown(sv[0], SHUT_RDWR);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) return 2;
+    double secs = atof(argv[2]);
+    if (!strcmp(argv[1], "dd")) {
+        dd_loop(secs);
+    } else if (!strcmp(argv[1], "server") && argc > 3) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/server.log", argv[3]);
+        logfd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (logfd < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0) return 2;
+        pthread_t t;
+        pthread_create(&t, NULL, server, NULL);
+        client(secs);
+        pthread_join(t, NULL);
+    } else {
+        return 2;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("cpu_ns %lld\n", (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ll +
+                                (long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ll);
+    return 0;
+}

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""CPU is CPU whoever runs the program: time in system calls under every
+perf_event_paranoid level, both engines and auto, run by a user who is not root.
+
+The test (as root) creates a user (useradd), sets kernel.perf_event_paranoid to 2 and
+then 1 (restored at the end), and runs tests/perf/syscalls.c as that user (runuser):
+a dd-like program (read 4 KiB from /dev/zero, write it to /dev/null) and a
+server-like one (a client and a server thread over a socket pair; the server appends
+each request to a file and syncs it now and then). For each engine (signal, perf,
+auto):
+
+- the report's CPU total is within 5% of the program's own CPU time (getrusage at
+  its end, every thread: kestrel's own thread is in it, which the report leaves out);
+- the shares of the program's functions (dd_read, dd_write; handle_request,
+  server_store, client) are within 2 standard errors of those of a privileged
+  `perf record --call-graph dwarf` of the same program (user frames of every sample,
+  kernel ones included as perf counts them). At paranoid 2 the forced perf engine
+  cannot see where system-call time went (the kernel does not sample it); its total is
+  checked, its shares are not, and the report must say that the time was guessed;
+- auto says in the report what it chose and why, and at paranoid 2 it is the signal
+  engine.
+Skipped (exit 77) when not root or without perf, useradd or runuser.
+"""
+import math, os, re, shutil, subprocess, sys, tempfile, uuid
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+LIB = os.path.join(ROOT, "build", "lib", "libkestrel.so")
+KESTREL = os.path.join(ROOT, "build", "bin", "kestrel")
+PROG = os.path.join(ROOT, "build", "tests", "perf", "syscalls")
+PARANOID = "/proc/sys/kernel/perf_event_paranoid"
+SECONDS = "2"
+FUNCS = {"dd": ["dd_read", "dd_write", "dd_loop"],
+         "server": ["handle_request", "server_store", "client", "server"]}
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    print(("ok: " if cond else "FAIL: ") + what, file=sys.stderr)
+    failures += 0 if cond else 1
+    return cond
+
+
+def shares_folded(path):
+    """Inclusive share of each function over the folded lines' samples."""
+    total, inc = 0, {}
+    for line in open(path):
+        stack, _, n = line.rstrip("\n").rpartition(" ")
+        n = int(n)
+        total += n
+        for f in set(stack.split(";")):
+            inc[f] = inc.get(f, 0) + n
+    return total, inc
+
+
+def shares_perf(data):
+    out = subprocess.run(["perf", "script", "-i", data, "-F", "comm,tid,ip,sym"],
+                         capture_output=True, text=True, timeout=300).stdout
+    total, inc = 0, {}
+    for block in out.split("\n\n"):
+        lines = [l for l in block.splitlines() if l.strip()]
+        if not lines:
+            continue
+        total += 1
+        names = set()
+        for l in lines[1:]:
+            parts = l.split(None, 1)
+            if len(parts) == 2:
+                names.add(parts[1].replace(" (inlined)", "").split("+")[0])
+        for f in names:
+            inc[f] = inc.get(f, 0) + 1
+    return total, inc
+
+
+def report_cpu_ns(text):
+    m = re.search(r"CPU ([0-9.]+) (ms|s)\b", text)
+    if not m:
+        return None
+    return float(m.group(1)) * (1e6 if m.group(2) == "ms" else 1e9)
+
+
+def run_as(user, argv, env):
+    return subprocess.run(["runuser", "-u", user, "--", "env"] +
+                          ["%s=%s" % kv for kv in env.items()] + argv,
+                          capture_output=True, text=True, timeout=300)
+
+
+def one(tmp, user, level, mode, engine, ref):
+    raw = os.path.join(tmp, "%s-%s-%d.json" % (mode, engine, level))
+    work = tempfile.mkdtemp(dir=tmp)
+    os.chmod(work, 0o777)
+    argv = [PROG, mode, SECONDS] + ([work] if mode == "server" else [])
+    p = run_as(user, argv, {"LD_PRELOAD": LIB, "KESTREL_PROFILE": raw,
+                            "KESTREL_PROFILE_ENGINE": engine, "KESTREL_PROFILE_HZ": "997"})
+    what = "paranoid %d, %s, %s engine" % (level, mode, engine)
+    m = re.search(r"cpu_ns (\d+)", p.stdout)
+    if not check(p.returncode == 0 and m and os.path.exists(raw),
+                 "%s: runs and leaves its profile (%s)" % (what, p.stderr.strip()[-200:])):
+        return
+    own = int(m.group(1))
+    rep = subprocess.run([KESTREL, "report", raw], capture_output=True, text=True, timeout=300)
+    cpu = report_cpu_ns(rep.stdout)
+    check(cpu is not None and abs(cpu - own) <= 0.05 * own,
+          "%s: report's CPU %s ms, the program's own %.1f ms" %
+          (what, "?" if cpu is None else "%.1f" % (cpu / 1e6), own / 1e6))
+    chose = [l for l in rep.stdout.splitlines() if "auto chose" in l]
+    if engine == "auto":
+        want = "signal" if level >= 2 else "perf"
+        check(len(chose) == 1 and ("the %s engine" % want) in chose[0] ,
+              "%s: the report says auto chose the %s engine and why (%r)" % (what, want, chose))
+    guessed = "perf" == engine and level >= 2
+    if guessed:
+        check("went in system calls" in rep.stdout and "a guess" in rep.stdout,
+              "%s: the report says system-call time was charged by guess" % what)
+        return
+    folded = os.path.join(tmp, "f.folded")
+    subprocess.run([KESTREL, "export", "--format", "folded", "-o", folded, raw], check=True,
+                   capture_output=True, timeout=300)
+    n1, inc1 = shares_folded(folded)
+    n2, inc2 = ref
+    for f in FUNCS[mode]:
+        p1, p2 = inc1.get(f, 0) / max(n1, 1), inc2.get(f, 0) / max(n2, 1)
+        se = math.sqrt(p1 * (1 - p1) / max(n1, 1) + p2 * (1 - p2) / max(n2, 1))
+        check(abs(p1 - p2) <= 2 * se + 1e-9,
+              "%s: %s %.1f%% of %d samples, perf record --call-graph dwarf %.1f%% of %d "
+              "(2 SE %.1f)" % (what, f, 100 * p1, n1, 100 * p2, n2, 200 * se))
+
+
+def main():
+    if os.geteuid() != 0 or not all(shutil.which(t) for t in ("perf", "useradd", "runuser")):
+        print("skipped: needs root, perf, useradd and runuser", file=sys.stderr)
+        return 77
+    user = "kst" + uuid.uuid4().hex[:8]
+    old = open(PARANOID).read().strip()
+    tmp = tempfile.mkdtemp(prefix="kestrel-unpriv-")
+    os.chmod(tmp, 0o777)
+    subprocess.run(["useradd", "-M", "-N", "-s", "/bin/sh", user], check=True)
+    try:
+        refs = {}
+        for mode in ("dd", "server"):
+            data = os.path.join(tmp, mode + ".data")
+            argv = [PROG, mode, SECONDS] + ([tmp] if mode == "server" else [])
+            subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "997",
+                            "--call-graph", "dwarf", "-o", data, "--"] + argv,
+                           check=True, capture_output=True, timeout=300)
+            refs[mode] = shares_perf(data)
+        for level in (2, 1):
+            with open(PARANOID, "w") as f:
+                f.write(str(level))
+            for mode in ("dd", "server"):
+                for engine in ("signal", "perf", "auto"):
+                    one(tmp, user, level, mode, engine, refs[mode])
+    finally:
+        with open(PARANOID, "w") as f:
+            f.write(old)
+        subprocess.run(["userdel", user], capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d failed" % failures, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
