@@ -10,7 +10,7 @@ each request to a file and syncs it now and then). For each engine (signal, perf
 auto):
 
 - the report's CPU total is within 5% of the program's own CPU time (getrusage at
-  its end, every thread: kestrel's own thread is in it, which the report leaves out);
+  its end, less kestrel's own threads, which the report leaves out);
 - the shares of the program's functions (dd_read, dd_write; handle_request,
   server_store, client) are within 2 standard errors of those of a privileged
   `perf record --call-graph dwarf` of the same program (user frames of every sample,

@@ -109,7 +109,7 @@
 /* Per-CPU rings are merged in time order up to this long before the drain began: a
  * record the kernel stamped earlier can still be on its way into a ring. */
 #define CUT_NS 2000000ull
-#define TIDMAP 4096 /* tid -> slot, open addressing; twice REGISTRY_SLOTS and more */
+#define TIDMAP (REGISTRY_SLOTS * 2) /* tid -> slot, open addressing: at most half full */
 #define SAMPLE_TYPE                                                                                \
     (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN)
 /* With CFI unwinding, the kernel copies the user registers and the top of the user

@@ -90,7 +90,7 @@
 /* The alternate signal stacks: one per thread that registered, kept by the thread
  * until it unregisters or exits (it may outlive its session, and its stack must not
  * be another thread's meanwhile). */
-#define SIG_ALT_STACKS 4096
+#define SIG_ALT_STACKS REGISTRY_SLOTS
 #define SIG_ALT_SIZE (64 * 1024)
 
 struct sig_entry {

@@ -298,12 +298,14 @@ static void rj_counts(struct rj *w)
     rj_pair(w, "samples", c->samples, c->rows_max, 0);
     rj_pair(w, "untimed", c->agg_entries, SINK_AGG_MAX, 0);
     rj_pair(w, "threads", registry_thread_count(), REGISTRY_THREADS_MAX, 0);
+    rj_pair(w, "threads_at_once", registry_live_max(), REGISTRY_SLOTS, 0);
     rj_pair(w, "images", images_count(), IMAGES_MAX, 0);
     rj_pair(w, "mappings", maps_count(), MAPS_MAX, 1);
     rj_s(w, "},\n\"past_limits\":{\"other_stacks_samples\":"), rj_u(w, c->other_stack_samples);
     rj_s(w, ",\"samples\":"), rj_u(w, c->samples_past_limit);
     rj_s(w, ",\"samples_cpu_ns\":"), rj_u(w, c->past_limit_cpu_ns);
     rj_s(w, ",\"threads\":"), rj_u(w, registry_threads_past_limit());
+    rj_s(w, ",\"threads_at_once\":"), rj_u(w, registry_live_past_limit());
     rj_s(w, ",\"images\":"), rj_u(w, images_past_limit());
     rj_s(w, ",\"mappings\":"), rj_u(w, maps_past_limit());
     rj_s(w, "},\n\"other_stack\":"), rj_i(w, sink_other_stack());

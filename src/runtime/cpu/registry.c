@@ -28,6 +28,8 @@ static struct reg_slot *reg_slots;     /* REGISTRY_SLOTS */
 static struct reg_thread *reg_threads; /* REGISTRY_THREADS_MAX */
 static _Atomic size_t reg_nthreads;    /* records handed out */
 static uint64_t reg_past_limit;        /* see registry_threads_past_limit() */
+static uint64_t reg_past_slots;        /* see registry_live_past_limit() */
+static size_t reg_live, reg_live_max;  /* slots not FREE now, and at most */
 static int reg_open;                   /* a session is using the registry */
 /* Bit i set while slot i is not FREE (set and cleared under the mutex), so that the
  * engine thread's walks, many a second, skip the free slots without touching them. */
@@ -72,6 +74,7 @@ static void reg_invalidate_all(void)
         atomic_store(&reg_slots[i].state, REG_FREE);
     }
     memset(reg_used, 0, sizeof reg_used);
+    reg_live = 0;
 }
 
 int registry_open(void)
@@ -84,7 +87,8 @@ int registry_open(void)
     if (!reg_slots || !reg_threads) r = -ENOMEM;
     reg_invalidate_all();
     atomic_store(&reg_nthreads, 0);
-    reg_past_limit = 0;
+    reg_past_limit = reg_past_slots = 0;
+    reg_live_max = 0;
     reg_open = r == 0;
     reg_leave(&old);
     return r;
@@ -143,7 +147,7 @@ struct reg_slot *registry_register(int64_t fiber, const char *label, uint64_t lo
     for (size_t w = 0; w < REGISTRY_SLOTS / 64 && !s; w++)
         if (~reg_used[w]) s = &reg_slots[w * 64 + (size_t)__builtin_ctzll(~reg_used[w])];
     if (!s) {
-        reg_past_limit++;
+        reg_past_slots++;
         goto out;
     }
     pthread_mutex_lock(&reg_rec_mu);
@@ -179,6 +183,7 @@ struct reg_slot *registry_register(int64_t fiber, const char *label, uint64_t lo
     atomic_store(&s->state, REG_ACTIVE);
     size_t si = registry_slot_index(s);
     reg_used[si / 64] |= 1ull << (si % 64);
+    if (++reg_live > reg_live_max) reg_live_max = reg_live;
     if (si >= atomic_load(&reg_slots_hi)) atomic_store(&reg_slots_hi, si + 1);
     registry_self_slot = s;
     registry_self_gen = gen;
@@ -220,6 +225,7 @@ void registry_release(struct reg_slot *s)
     atomic_store(&s->state, REG_FREE);
     size_t si = registry_slot_index(s);
     reg_used[si / 64] &= ~(1ull << (si % 64));
+    reg_live--;
 }
 
 size_t registry_next_used(size_t i)
@@ -273,11 +279,21 @@ uint64_t registry_threads_past_limit(void)
     return reg_past_limit;
 }
 
+uint64_t registry_live_past_limit(void)
+{
+    return reg_past_slots;
+}
+
+size_t registry_live_max(void)
+{
+    return reg_live_max;
+}
+
 void registry_count_past_limit(void)
 {
     sigset_t old;
     reg_enter(&old);
-    reg_past_limit++;
+    reg_past_slots++;
     reg_leave(&old);
 }
 

@@ -19,7 +19,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#define REGISTRY_SLOTS 1024 /* threads registered at one time */
+#define REGISTRY_SLOTS 16384 /* threads registered at one time */
 #define REGISTRY_THREADS_MAX                                                                       \
     65536 /* thread records in one profile; the last one is                                        \
              "(other threads)", shared past the limit */
@@ -99,8 +99,12 @@ size_t registry_slots_hi(void);
 /* The thread records: how many, and one of them. */
 size_t registry_thread_count(void);
 struct reg_thread *registry_thread(size_t i);
-/* Registrations that found no free slot, or shared the "(other threads)" record. */
+/* Registrations that shared the "(other threads)" record (past REGISTRY_THREADS_MAX). */
 uint64_t registry_threads_past_limit(void);
+/* Threads that found no free slot (past REGISTRY_SLOTS alive at once), or could not
+ * even try to register; and the most slots in use at once. */
+uint64_t registry_live_past_limit(void);
+size_t registry_live_max(void);
 /* Counts a thread that could not even try to register (e.g. no trampoline was free
  * when pthread_create wrapped it): it goes unsampled, but not uncounted. */
 void registry_count_past_limit(void);

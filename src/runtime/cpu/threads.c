@@ -23,7 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define THR_TRAMPOLINES 1024 /* threads being started at one time */
+#define THR_TRAMPOLINES REGISTRY_SLOTS /* threads being started at one time */
 #define THR_MAIN_STACK_MAX (1ull << 30)
 
 struct thr_tramp {
