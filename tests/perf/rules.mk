@@ -9,11 +9,12 @@
 PERF_DIR        := $(BUILD)/tests/perf
 PERF_UNIT_TESTS := $(PERF_DIR)/test_perf_ring
 PERF_HELPERS    := $(PERF_DIR)/quiet $(PERF_DIR)/noperf $(PERF_DIR)/work $(PERF_DIR)/nested \
-                   $(PERF_DIR)/syscalls
+                   $(PERF_DIR)/syscalls $(PERF_DIR)/deny
 PERF_PASS_OF    := $(sort $(wildcard tests/runtime/test_*.c tests/runtime/test_*.py))
 PERF_PASS       := $(patsubst tests/runtime/%,$(BUILD)/tests/perf-pass/%,$(basename $(PERF_PASS_OF)))
 
 TESTS     += $(PERF_UNIT_TESTS) tests/perf/test_perf_engine.py tests/perf/test_unprivileged.py \
+             tests/perf/test_refused_calls.py \
              $(PERF_PASS)
 TEST_DEPS += $(PERF_UNIT_TESTS) $(PERF_HELPERS) $(PERF_PASS) $(LIBKESTREL_SO)
 
@@ -34,6 +35,9 @@ $(PERF_DIR)/work: bench/engines/work.c
 $(PERF_DIR)/syscalls: tests/perf/syscalls.c
 	@mkdir -p $(@D)
 	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -pthread -o $@ $<
+$(PERF_DIR)/deny: tests/perf/deny.c
+	@mkdir -p $(@D)
+	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -o $@ $<
 $(PERF_DIR)/noperf: tests/perf/noperf.c
 	@mkdir -p $(@D)
 	$(CC) $(COMMON) $(OPT) -D_GNU_SOURCE -o $@ $<

@@ -169,6 +169,11 @@ static unsigned sig_tick_hz;        /* the kernel's tick rate, 0 unknown */
 static uint64_t sig_keep;           /* a timer sample is kept when rng < sig_keep (2^64 all) */
 static unsigned sig_hz;             /* the rate sampled at: cfg.hz, or the tick's below it */
 static uint64_t sig_threads_untimed; /* registrations signalled for want of a timer */
+/* System calls the kernel refused (a seccomp filter, EPERM): named in the notes. */
+static int sig_timer_errno;          /* timer_create/timer_settime's errno, 0 none */
+static int sig_send_errno;           /* rt_tgsigqueueinfo's, other than a thread gone */
+static uint64_t sig_sends_refused;   /* signals it refused */
+static uint64_t sig_refused_cpu;     /* ... and the CPU ns they stood for */
 RTSTACK_POOL(sig_alts, SIG_ALT_STACKS, SIG_ALT_SIZE);
 static pthread_key_t sig_alt_key; /* its destructor gives a thread's stack back */
 static int sig_alt_key_made;
@@ -339,7 +344,10 @@ static int sig_timer_ensure(struct reg_slot *s, struct sig_ring *r)
     if (st == SIG_T_ARMED || st == SIG_T_QUIET) sig_timer_delete(r);
     int e = SIG_T_NONE;
     if (!sig || !atomic_compare_exchange_strong(&r->tstate, &e, SIG_T_BUSY)) return -1;
-    if (sigown_timer_arm(s->cpu_clock, s->tid, SIG_TIMER_INTERVAL_NS, &r->timer, &r->timer_sig)) {
+    int err = sigown_timer_arm(s->cpu_clock, s->tid, SIG_TIMER_INTERVAL_NS, &r->timer,
+                               &r->timer_sig);
+    if (err) {
+        if (err != -ESRCH && !sig_timer_errno) sig_timer_errno = -err;
         atomic_store(&r->tstate, SIG_T_NONE);
         r->timer_failed = 1;
         sig_threads_untimed++;
@@ -369,7 +377,11 @@ static int sig_timers_work(void)
     ev.sigev_signo = sigown_current();
     ev._sigev_un._tid = (int)syscall(SYS_gettid);
     timer_t t;
-    if (!ev.sigev_signo || timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &t) != 0) return 0;
+    if (!ev.sigev_signo) return 0;
+    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &t) != 0) {
+        sig_timer_errno = errno;
+        return 0;
+    }
     timer_delete(t);
     return 1;
 }
@@ -383,9 +395,15 @@ static void sig_send(struct reg_slot *s, struct sig_ring *r, uint64_t cpu_ns, ui
     r->sig_state = (uint8_t)state;
     r->stuck = 0;
     atomic_store_explicit(&r->pending, 1, memory_order_release);
-    if (sigown_send(sig_pid, s->tid) != 0) { /* gone, or no signal left to send */
+    if (sigown_send(sig_pid, s->tid) != 0) { /* gone, refused, or no signal left to send */
+        int e = errno;
         atomic_store(&r->pending, 0);
         sig_cpu_unsampled += cpu_ns;
+        if (e != ESRCH && e != EAGAIN) {
+            sig_send_errno = e;
+            sig_sends_refused++;
+            sig_refused_cpu += cpu_ns;
+        }
     }
 }
 
@@ -841,6 +859,8 @@ static int sig_start(const struct engine_config *cfg)
     atomic_store(&sig_stopping, 0);
 
     sig_threads_masked = sig_cpu_unsampled = sig_threads_cpu = sig_threads_untimed = 0;
+    sig_timer_errno = sig_send_errno = 0;
+    sig_sends_refused = sig_refused_cpu = 0;
     int sig = sigown_claim(cfg->signo, sig_handler, sig_timers_quiet, cfg->start_mono_ns);
     if (sig < 0) return sig;
     sig_tick_hz = sig_kernel_tick_hz();
@@ -929,8 +949,28 @@ static size_t sig_stats(struct engine_stat *out, size_t max)
 
 static size_t sig_notes(const char **out, size_t max)
 {
-    static char masked[200], cpu[256], rate[256];
+    static char masked[200], cpu[256], rate[256], timers[256], sends[300];
     size_t n = sigown_notes(out, max);
+    /* Calls the kernel refused, by name: the cause of what follows from them. */
+    if (n < max && sig_timer_errno && !sig_sampler_only) {
+        snprintf(timers, sizeof timers,
+                 "the kernel refused the threads' CPU-time timers (timer_create or "
+                 "timer_settime: %s, a seccomp filter?): %s signalled by the sampler thread "
+                 "instead, where a thread's CPU time since its last sample is charged to the "
+                 "stack the signal finds",
+                 strerrorname_np(sig_timer_errno) ? strerrorname_np(sig_timer_errno) : "error",
+                 sig_timers ? "some threads were" : "threads were");
+        out[n++] = timers;
+    }
+    if (n < max && sig_sends_refused) {
+        snprintf(sends, sizeof sends,
+                 "the kernel refused %llu of the engine's signals (rt_tgsigqueueinfo: %s, a "
+                 "seccomp filter?): %.1f ms of CPU time has no sample",
+                 (unsigned long long)sig_sends_refused,
+                 strerrorname_np(sig_send_errno) ? strerrorname_np(sig_send_errno) : "error",
+                 (double)sig_refused_cpu / 1e6);
+        out[n++] = sends;
+    }
     if (n < max && sig_timers && sig_hz < sig_cfg.hz) {
         snprintf(rate, sizeof rate,
                  "sampled at %u Hz, not the %u Hz asked for: the threads' CPU-time timers "
@@ -938,13 +978,15 @@ static size_t sig_notes(const char **out, size_t max)
                  sig_hz, sig_cfg.hz, sig_tick_hz);
         out[n++] = rate;
     }
-    if (n < max && sig_cpu_unsampled > 10000000ull && sig_cpu_unsampled * 20 > sig_threads_cpu) {
+    uint64_t unexplained =
+        sig_cpu_unsampled > sig_refused_cpu ? sig_cpu_unsampled - sig_refused_cpu : 0;
+    if (n < max && unexplained > 10000000ull && unexplained * 20 > sig_threads_cpu) {
         snprintf(cpu, sizeof cpu,
                  "%.1f ms of the threads' %.1f ms of CPU time (%.0f%%) has no sample: threads "
                  "that ended before the next tick, blocked the signal, or ran while no "
                  "signal was left",
-                 (double)sig_cpu_unsampled / 1e6, (double)sig_threads_cpu / 1e6,
-                 100.0 * (double)sig_cpu_unsampled / (double)(sig_threads_cpu ? sig_threads_cpu : 1));
+                 (double)unexplained / 1e6, (double)sig_threads_cpu / 1e6,
+                 100.0 * (double)unexplained / (double)(sig_threads_cpu ? sig_threads_cpu : 1));
         out[n++] = cpu;
     }
     if (sig_threads_masked && n < max) {
