@@ -30,3 +30,10 @@ $(BUILD)/tests/runtime/prog_libcwork_nofp: tests/runtime/prog_libcwork.c
 	@mkdir -p $(@D)
 	$(CC) $(COMMON) $(OPT) -fomit-frame-pointer -D_GNU_SOURCE -pthread -o $@ $< -ldl
 TEST_DEPS += $(BUILD)/tests/runtime/prog_libcwork_nofp
+
+# Deep recursion without frame pointers (test_cut_causes.py): cut by the depth limit,
+# which frame pointers would not cure.
+$(BUILD)/tests/runtime/prog_deeprec_nofp: tests/runtime/prog_deeprec.c
+	@mkdir -p $(@D)
+	$(CC) $(COMMON) $(OPT) -fomit-frame-pointer -D_GNU_SOURCE -pthread -o $@ $< -ldl
+TEST_DEPS += $(BUILD)/tests/runtime/prog_deeprec_nofp
