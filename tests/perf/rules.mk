@@ -14,7 +14,7 @@ PERF_PASS_OF    := $(sort $(wildcard tests/runtime/test_*.c tests/runtime/test_*
 PERF_PASS       := $(patsubst tests/runtime/%,$(BUILD)/tests/perf-pass/%,$(basename $(PERF_PASS_OF)))
 
 TESTS     += $(PERF_UNIT_TESTS) tests/perf/test_perf_engine.py tests/perf/test_unprivileged.py \
-             tests/perf/test_refused_calls.py \
+             tests/perf/test_refused_calls.py tests/perf/test_drops.py \
              $(PERF_PASS)
 TEST_DEPS += $(PERF_UNIT_TESTS) $(PERF_HELPERS) $(PERF_PASS) $(LIBKESTREL_SO)
 

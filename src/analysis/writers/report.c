@@ -184,6 +184,10 @@ static void header(FILE *out, const struct profile *p, const struct summary *s)
         if (cpu >= 0) {
             fmt_value(buf, sizeof buf, cpu, "nanoseconds");
             fprintf(out, " · CPU %s", buf);
+            /* The total is of the samples kept: say what it leaves out. */
+            if (p->meta.dropped)
+                fprintf(out, " (without %" PRIu64 " lost sample%s)", p->meta.dropped,
+                        p->meta.dropped == 1 ? "" : "s");
         } else {
             fputs(" · CPU ?", out);
         }
@@ -856,9 +860,15 @@ static void footer(FILE *out, const struct profile *p, const struct summary *s)
                 "or at a higher rate\n",
                 s->n_events, s->n_events == 1 ? "" : "s", REPORT_LOW_CONFIDENCE);
     walks_lines(out, p, s);
-    if (p->kind == PROFILE_CPU)
-        fprintf(out, "  %" PRIu64 " sample%s dropped\n", p->meta.dropped,
-                p->meta.dropped == 1 ? "" : "s");
+    if (p->kind == PROFILE_CPU && !p->meta.dropped)
+        fputs("  0 samples dropped\n", out);
+    else if (p->kind == PROFILE_CPU)
+        fprintf(out,
+                "  %" PRIu64 " sample%s dropped (%.2f%% of all, kept and lost; the totals above "
+                "leave them out; the engine's note says which time and threads)\n",
+                p->meta.dropped, p->meta.dropped == 1 ? "" : "s",
+                100.0 * (double)p->meta.dropped /
+                    (double)(s->n_samples_all + p->meta.dropped));
     if (p->kind == PROFILE_CPU && p->meta.runtime_samples) {
         /* Samples taken at the rate the run achieved: each stands for 1/rate s. */
         uint64_t n = p->meta.runtime_samples;

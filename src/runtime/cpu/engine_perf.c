@@ -67,6 +67,7 @@
 #include "runtime/maps.h"
 #include "runtime/interpose.h"
 #include "runtime/cpu/perf_ring.h"
+#include "runtime/cpu/losses.h"
 #include "runtime/rtfd.h"
 #include "runtime/rtown.h"
 #include "runtime/rtmem.h"
@@ -226,6 +227,7 @@ struct perf_engine {
     uint64_t threads_no_sample;         /* ... that used CPU and got no sample */
     uint64_t kernel_filled;             /* samples for CPU time the kernel did not sample */
     uint64_t cs_lost;                   /* switch samples the kernel lost (ring full) */
+    struct losses unsampled;            /* CPU ns without samples, by thread record */
     int cfi;                            /* samples carry registers and a stack copy */
     uint64_t sample_type;               /* SAMPLE_TYPE or SAMPLE_TYPE_CFI */
     uint64_t copy_short;                /* walks that reached the copy's end, not the top */
@@ -416,9 +418,12 @@ static void pslot_reset(struct pslot *p, int inherited, int has_cs)
  * last period a thread used before it ended is never sampled, which is all of the CPU
  * time of a thread shorter than one period. Per thread the inherited clock can give a
  * thread a period another one began; the sums are exact. */
-static void account_cpu(struct pslot *p, uint64_t end_ns)
+static void account_cpu(const struct reg_slot *s, struct pslot *p, uint64_t end_ns)
 {
     uint64_t cpu = end_ns > p->cpu_start_ns ? end_ns - p->cpu_start_ns : 0;
+    /* Past one period (the part of its last one every thread leaves unsampled). */
+    uint64_t sampled = p->samples * pe.period_ns;
+    if (cpu > sampled + pe.period_ns) losses_add(&pe.unsampled, s->thread_index, cpu - sampled);
     pe.threads_cpu_ns += cpu;
     pe.threads_sampled_ns += p->samples * pe.period_ns;
     pe.threads_ended++;
@@ -806,7 +811,7 @@ static void drain_all(int final)
         if (st == REG_DRAINING) {
             if (ready) {
                 fill_kernel_time(s, p, atomic_load(&p->cpu_end_ns), pe.period_ns, now);
-                account_cpu(p, atomic_load(&p->cpu_end_ns));
+                account_cpu(s, p, atomic_load(&p->cpu_end_ns));
                 events_close(&p->ev);
                 atomic_store_explicit(&p->ready, 0, memory_order_release);
                 if (atomic_exchange(&p->stopped, 0)) atomic_fetch_sub(&pe.draining, 1);
@@ -871,7 +876,7 @@ static void *engine_main(void *arg)
          i = registry_next_used(i + 1))
         if (atomic_load(&slots[i].state) == REG_ACTIVE &&
             atomic_load_explicit(&pe.slots[i].ready, memory_order_acquire))
-            account_cpu(&pe.slots[i], thread_cpu_ns(slots[i].cpu_clock));
+            account_cpu(&slots[i], &pe.slots[i], thread_cpu_ns(slots[i].cpu_clock));
     registry_unlock();
     maps_refresh_all();
     if (pe.cfg.on_stopped) pe.cfg.on_stopped();
@@ -1177,7 +1182,9 @@ static size_t perf_notes(const char **out, size_t max)
 {
     static char cpu[256], fds[160];
     size_t n = 0;
-    uint64_t lost = perf_unsampled();
+    /* CPU time without samples; the note on lost records says it when there were. */
+    uint64_t dropped = sink_counts()->dropped;
+    uint64_t lost = dropped ? 0 : perf_unsampled();
     if (n < max && lost > 10000000ull && lost * 20 > pe.threads_cpu_ns) {
         snprintf(cpu, sizeof cpu,
                  "%.1f ms of the threads' %.1f ms of CPU time (%.0f%%) has no sample: the "
@@ -1188,6 +1195,33 @@ static size_t perf_notes(const char **out, size_t max)
                  (unsigned long long)pe.threads_no_sample,
                  (unsigned long long)pe.threads_ended);
         out[n++] = cpu;
+    }
+    static char lostmsg[640], guessed[320];
+    if (n < max && dropped) {
+        char who[200];
+        losses_text(&pe.unsampled, who, sizeof who, 1e6, "ms");
+        snprintf(lostmsg, sizeof lostmsg,
+                 "the kernel lost %llu records (on-CPU samples and context switches): a CPU's "
+                 "ring was full before the engine thread drained it (it waited for a CPU); "
+                 "%.1f ms of the threads' %.1f ms of CPU time (%.1f%%) has no sample and is "
+                 "left out of the CPU total%s%s",
+                 (unsigned long long)dropped, (double)perf_unsampled() / 1e6,
+                 (double)pe.threads_cpu_ns / 1e6,
+                 100.0 * (double)perf_unsampled() /
+                     (double)(pe.threads_cpu_ns ? pe.threads_cpu_ns : 1),
+                 *who ? "; threads with most: " : "", who);
+        out[n++] = lostmsg;
+    }
+    /* Waiting samples whose stack is an earlier episode's: said, with why. */
+    if (n < max && pe.waits_guessed) {
+        snprintf(guessed, sizeof guessed,
+                 "%llu waiting samples have a guessed stack (the thread's last blocking stack "
+                 "read earlier): %s",
+                 (unsigned long long)pe.waits_guessed,
+                 pe.privileged ? "their switch samples were lost (switch_samples_lost)"
+                               : "without the kernel's switch samples (unprivileged), an "
+                                 "episode that began and ended between two looks is not seen");
+        out[n++] = guessed;
     }
     static char kern[320];
     uint64_t kern_ns = pe.kernel_filled * pe.period_ns;

@@ -42,6 +42,7 @@
 #include "runtime/lifecycle.h"
 #include "runtime/rtthread.h"
 #include "runtime/cpu/engine.h"
+#include "runtime/cpu/losses.h"
 #include "runtime/fibers.h"
 #include "runtime/images.h"
 #include "runtime/maps.h"
@@ -174,6 +175,7 @@ static int sig_timer_errno;          /* timer_create/timer_settime's errno, 0 no
 static int sig_send_errno;           /* rt_tgsigqueueinfo's, other than a thread gone */
 static uint64_t sig_sends_refused;   /* signals it refused */
 static uint64_t sig_refused_cpu;     /* ... and the CPU ns they stood for */
+static struct losses sig_dropped;    /* samples lost to a full ring, by thread record */
 RTSTACK_POOL(sig_alts, SIG_ALT_STACKS, SIG_ALT_SIZE);
 static pthread_key_t sig_alt_key; /* its destructor gives a thread's stack back */
 static int sig_alt_key_made;
@@ -300,7 +302,10 @@ static unsigned sig_drain(struct reg_slot *s, struct sig_ring *r)
     }
     atomic_store_explicit(&r->tail, t, memory_order_release);
     uint32_t d = atomic_exchange_explicit(&r->dropped, 0, memory_order_relaxed);
-    if (d) sink_drop(d);
+    if (d) {
+        sink_drop(d);
+        losses_add(&sig_dropped, s->thread_index, d);
+    }
     return timed;
 }
 
@@ -861,6 +866,7 @@ static int sig_start(const struct engine_config *cfg)
     sig_threads_masked = sig_cpu_unsampled = sig_threads_cpu = sig_threads_untimed = 0;
     sig_timer_errno = sig_send_errno = 0;
     sig_sends_refused = sig_refused_cpu = 0;
+    losses_reset(&sig_dropped);
     int sig = sigown_claim(cfg->signo, sig_handler, sig_timers_quiet, cfg->start_mono_ns);
     if (sig < 0) return sig;
     sig_tick_hz = sig_kernel_tick_hz();
@@ -949,8 +955,23 @@ static size_t sig_stats(struct engine_stat *out, size_t max)
 
 static size_t sig_notes(const char **out, size_t max)
 {
-    static char masked[200], cpu[256], rate[256], timers[256], sends[300];
+    static char masked[200], cpu[256], rate[256], timers[256], sends[300], lost[420];
     size_t n = sigown_notes(out, max);
+    if (n < max && sig_dropped.total) {
+        char who[200];
+        losses_text(&sig_dropped, who, sizeof who, 1, "samples");
+        snprintf(lost, sizeof lost,
+                 "%llu samples lost (%.2f%% of the samples): a thread's buffer of %d was full "
+                 "before the sampler thread drained it (it waited for a CPU); %llu thread%s "
+                 "hit, most: %s",
+                 (unsigned long long)sig_dropped.total,
+                 100.0 * (double)sig_dropped.total /
+                     (double)(sink_counts()->samples + sink_counts()->agg_samples +
+                              sig_dropped.total),
+                 SIG_RING, (unsigned long long)sig_dropped.threads,
+                 sig_dropped.threads == 1 ? "" : "s", who);
+        out[n++] = lost;
+    }
     /* Calls the kernel refused, by name: the cause of what follows from them. */
     if (n < max && sig_timer_errno && !sig_sampler_only) {
         snprintf(timers, sizeof timers,
