@@ -5,7 +5,9 @@ nothing past the registry's limits, 10,001 registered at once), the profile's CP
 time is the threads' own within 5%, and nearly every thread has on-CPU samples (each
 ran two periods at 997 Hz: under the perf engine at least 99% of them; the signal
 engine's timers fire on the kernel's tick, so there a thread of two periods may get
-none, and 80% is asked). The report never says a table is full."""
+none, and 80% is asked). The report never says a table is full, and where samples
+were lost its header says its CPU total is without them and a note names the
+threads hit most."""
 import os
 import subprocess
 
@@ -45,6 +47,12 @@ c.check(abs(cpu_ms - own) <= 0.05 * own, "the threads' CPU in the profile %.1f m
         "clocks %.1f ms" % (cpu_ms, own))
 rep = subprocess.run([os.path.join(os.path.dirname(prog("x")), "..", "..", "bin", "kestrel"),
                       "report", path], capture_output=True, text=True, timeout=300)
+if d.get("dropped"):
+    lost = [l for l in rep.stdout.splitlines() if "lost" in l]
+    c.check(("(without %d lost sample" % d["dropped"]) in rep.stdout and
+            any("threads" in l and "most" in l for l in lost),
+            "%d samples lost: the header's total says so and a note names the threads: %s" %
+            (d["dropped"], lost))
 c.check(rep.returncode == 0 and " full:" not in rep.stdout,
         "the report says no table is full: %r" %
         [l for l in rep.stdout.splitlines() if "full" in l])
