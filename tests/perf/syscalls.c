@@ -6,8 +6,12 @@
  *                            server thread that appends each to a file in DIR, syncs it
  *                            and answers
  *
+ * SECONDS ending in "x" is a count of blocks (dd) or requests (server) instead: fixed
+ * work, for benchmarks.
+ *
  * At the end it prints "cpu_ns N": its own CPU time (getrusage, every thread) less
- * that of a profiler's threads still running (kestrel-*, from /proc). */
+ * that of a profiler's threads still running (kestrel-*, from /proc); and "all_ns N":
+ * every thread's. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -68,6 +72,8 @@ __attribute__((noinline)) static void dd_write(int fd)
     __asm__ volatile("" ::: "memory");
 }
 
+static long count; /* blocks or requests to do, 0: for `secs` seconds */
+
 __attribute__((noinline)) static void dd_loop(double secs)
 {
     int in = open("/dev/zero", O_RDONLY), out = open("/dev/null", O_WRONLY);
@@ -76,7 +82,7 @@ __attribute__((noinline)) static void dd_loop(double secs)
     for (unsigned i = 0;; i++) {
         dd_read(in);
         dd_write(out);
-        if (!(i & 255) && now_s() > end) break;
+        if (count ? i + 1 >= (unsigned long)count : !(i & 255) && now_s() > end) break;
     }
 }
 
@@ -120,7 +126,7 @@ __attribute__((noinline)) static void client(double secs)
     char req[1024], resp[64];
     memset(req, 'q', sizeof req);
     double end = now_s() + secs;
-    while (now_s() < end) {
+    for (long i = 0; count ? i < count : now_s() < end; i++) {
         send(sv[0], req, sizeof req, 0);
         if (recv(sv[0], resp, sizeof resp, 0) <= 0) break;
     }
@@ -131,6 +137,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3) return 2;
     double secs = atof(argv[2]);
+    if (argv[2][0] && argv[2][strlen(argv[2]) - 1] == 'x') count = atol(argv[2]);
     if (!strcmp(argv[1], "dd")) {
         dd_loop(secs);
     } else if (!strcmp(argv[1], "server") && argc > 3) {
@@ -149,6 +156,6 @@ int main(int argc, char **argv)
     getrusage(RUSAGE_SELF, &ru);
     long long all = (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ll +
                     (long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ll;
-    printf("cpu_ns %lld\n", all - runtime_threads_ns());
+    printf("cpu_ns %lld\nall_ns %lld\n", all - runtime_threads_ns(), all);
     return 0;
 }
