@@ -15,6 +15,7 @@ PERF_PASS       := $(patsubst tests/runtime/%,$(BUILD)/tests/perf-pass/%,$(basen
 
 TESTS     += $(PERF_UNIT_TESTS) tests/perf/test_perf_engine.py tests/perf/test_unprivileged.py \
              tests/perf/test_refused_calls.py tests/perf/test_drops.py \
+             tests/perf/test_go_signal.py \
              $(PERF_PASS)
 TEST_DEPS += $(PERF_UNIT_TESTS) $(PERF_HELPERS) $(PERF_PASS) $(LIBKESTREL_SO)
 

@@ -6,6 +6,8 @@
  * (as the heap profile and Go's own profiles do).
  * Signal handlers: nothing. Inside malloc: nothing. */
 #include "runtime/cpu/cpu_pprof.h"
+#include "runtime/cpu/engine.h"
+#include "runtime/cpu/profile_state.h"
 #include "runtime/heap/heap.h"
 #include "runtime/images.h"
 #include "runtime/maps.h"
@@ -87,6 +89,13 @@ int cpu_pprof_write(const struct sink_window *w, int waiting, struct pb_buf *out
                    w->session_ended ? "; the session ended before the window did" : "");
     for (int i = 0; i < 2; i++)
         pb_put_int(&b, PROFILE_COMMENT, c[i]);
+    /* What the session lacks so far and why (the program took the engine's signal, a
+     * call was refused, ...): a scraped window with no sample must say why. */
+    const struct engine *e = profile_engine();
+    const char *notes[16];
+    size_t nn = e && e->notes ? e->notes(notes, 16) : 0;
+    for (size_t i = 0; i < nn; i++)
+        pb_put_int(&b, PROFILE_COMMENT, pp_strf(&s, "engine: %s", notes[i]));
     pb_put_int(&b, PROFILE_DEFAULT_SAMPLE_TYPE, cpu);
     return pp_finish(&s, &b, out);
 }

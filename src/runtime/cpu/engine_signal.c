@@ -404,7 +404,7 @@ static void sig_send(struct reg_slot *s, struct sig_ring *r, uint64_t cpu_ns, ui
         int e = errno;
         atomic_store(&r->pending, 0);
         sig_cpu_unsampled += cpu_ns;
-        if (e != ESRCH && e != EAGAIN) {
+        if (e == EPERM || e == EACCES) { /* refused, not a thread gone or no signal */
             sig_send_errno = e;
             sig_sends_refused++;
             sig_refused_cpu += cpu_ns;
@@ -1001,7 +1001,8 @@ static size_t sig_notes(const char **out, size_t max)
     }
     uint64_t unexplained =
         sig_cpu_unsampled > sig_refused_cpu ? sig_cpu_unsampled - sig_refused_cpu : 0;
-    if (n < max && unexplained > 10000000ull && unexplained * 20 > sig_threads_cpu) {
+    if (n < max && sig_threads_cpu && unexplained > 10000000ull &&
+        unexplained * 20 > sig_threads_cpu) {
         snprintf(cpu, sizeof cpu,
                  "%.1f ms of the threads' %.1f ms of CPU time (%.0f%%) has no sample: threads "
                  "that ended before the next tick, blocked the signal, or ran while no "
