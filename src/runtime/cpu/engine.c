@@ -54,8 +54,11 @@ const struct engine *engine_choose(const char *want, const char **why, const cha
                 return &engine_signal;
             }
             if (choice)
-                *choice = "auto chose the perf engine: the kernel allows it to sample "
-                          "time in system calls (exclude_kernel=0)";
+                *choice = !perf->kernel_time || perf->kernel_time()
+                              ? "auto chose the perf engine: the kernel allows it to sample "
+                                "time in system calls (exclude_kernel=0)"
+                              : "auto chose the perf engine, which cannot sample time in "
+                                "system calls here: the signal engine cannot run";
             return perf;
         }
         if (!auto_) return NULL;
