@@ -19,6 +19,10 @@ and reports per setting the median wall time of the work and the median CPU time
 the program's process (kestrel's thread included; perf record's own process not),
 each as a ratio to `none` of the same round (median of the rounds' ratios).
 Needs root, perf, useradd and runuser.
+
+--lib-b LIB adds `perf-B`: kestrel's perf engine as root from another build of
+libkestrel.so (an earlier commit's), to see what a change costs; --settings, --progs
+and --rates choose a part of the table.
 """
 import argparse, os, re, shutil, statistics, subprocess, sys, tempfile, time, uuid
 
@@ -30,6 +34,9 @@ WORK = {"dd": "2000000x", "server": "100000x"}
 SETTINGS = ["perf", "perf-user", "signal-user", "perf-g", "perf-dwarf"]
 
 
+LIB_B = None
+
+
 def one(setting, hz, prog, tmp, user):
     work = tempfile.mkdtemp(dir=tmp)
     os.chmod(work, 0o777)
@@ -38,7 +45,9 @@ def one(setting, hz, prog, tmp, user):
     env = {"LD_PRELOAD": LIB, "KESTREL_PROFILE": raw, "KESTREL_PROFILE_HZ": str(hz)}
     if setting == "none":
         cmd = argv
-    elif setting == "perf":
+    elif setting in ("perf", "perf-B"):
+        if setting == "perf-B":
+            env["LD_PRELOAD"] = LIB_B
         cmd = ["env", "KESTREL_PROFILE_ENGINE=perf"] + ["%s=%s" % kv for kv in env.items()] + argv
     elif setting in ("perf-user", "signal-user"):
         eng = setting.split("-")[0]
@@ -62,7 +71,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--markdown", help="append the table to this file")
+    ap.add_argument("--lib-b", help="another libkestrel.so, as setting perf-B")
+    ap.add_argument("--settings", default=",".join(SETTINGS))
+    ap.add_argument("--progs", default=",".join(WORK))
+    ap.add_argument("--rates", default="100,997,4999")
     a = ap.parse_args()
+    global LIB_B
+    LIB_B = a.lib_b
+    settings = a.settings.split(",") + (["perf-B"] if a.lib_b else [])
+    progs = a.progs.split(",")
+    rates = [int(x) for x in a.rates.split(",")]
     if os.geteuid() != 0:
         print("needs root (perf record, useradd, runuser, the paranoid sysctl)", file=sys.stderr)
         return 1
@@ -76,10 +94,10 @@ def main():
         with open(PARANOID, "w") as f:
             f.write("2")
         for r in range(a.rounds):
-            for prog in WORK:
-                for hz in (100, 997, 4999):
+            for prog in progs:
+                for hz in rates:
                     base = one("none", hz, prog, tmp, user)
-                    for s in SETTINGS:
+                    for s in settings:
                         w, c = one(s, hz, prog, tmp, user)
                         ratios.setdefault((prog, hz, s), []).append((w / base[0], c / base[1]))
             print("round %d done" % (r + 1), file=sys.stderr)
@@ -88,12 +106,12 @@ def main():
             f.write(old)
         subprocess.run(["userdel", user], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
-    lines = ["| program | Hz | " + " | ".join(SETTINGS) + " |",
-             "|---|---|" + "---|" * len(SETTINGS)]
-    for prog in WORK:
-        for hz in (100, 997, 4999):
+    lines = ["| program | Hz | " + " | ".join(settings) + " |",
+             "|---|---|" + "---|" * len(settings)]
+    for prog in progs:
+        for hz in rates:
             cells = []
-            for s in SETTINGS:
+            for s in settings:
                 v = ratios[(prog, hz, s)]
                 cells.append("%.2f / %.2f" % (statistics.median(x[0] for x in v),
                                               statistics.median(x[1] for x in v)))

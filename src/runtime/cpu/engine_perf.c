@@ -1245,6 +1245,20 @@ static size_t perf_notes(const char **out, size_t max)
     return n;
 }
 
+/* The fewest data pages a CPU's clock ring (cs 0) or switch ring (1) got: smaller than
+ * asked where an unprivileged user's locked memory ran short (perf_event_mlock_kb). */
+static uint64_t ring_pages_mapped(int cs)
+{
+    uint64_t least = 0;
+    for (size_t k = 0; k < pe.ncpu; k++) {
+        size_t len = cs ? pe.cpus[k].ev.map_cs_len : pe.cpus[k].ev.map_len;
+        if (!(cs ? pe.cpus[k].ev.map_cs : pe.cpus[k].ev.map)) continue;
+        uint64_t pages = len / (size_t)pe.page - 1;
+        if (!least || pages < least) least = pages;
+    }
+    return least;
+}
+
 /* The raw file's engine_stats: what this kernel allowed, and what was lost or guessed. */
 static size_t perf_stats(struct engine_stat *out, size_t max)
 {
@@ -1267,6 +1281,8 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
         {"ring_pages", pe.ring_pages},
         {"cpu_rings", pe.ncpu}, /* 0: every thread had a ring of its own */
         {"cpu_ring_pages", pe.ncpu ? pe.cpu_ring_pages : 0},
+        {"cpu_ring_pages_mapped", ring_pages_mapped(0)}, /* less where locked memory is short */
+        {"switch_ring_pages_mapped", ring_pages_mapped(1)},
         {"samples_unregistered", pe.unregistered},
         {"threads_unsampled", atomic_load(&pe.threads_unsampled)},
         {"waits_guessed", pe.waits_guessed},
