@@ -194,3 +194,50 @@ char *raw_scan_rest(const char *buf, size_t len, struct raw_span a, struct raw_s
     *out_len = n;
     return out;
 }
+
+int raw_scan_object(const char *b, const char *e, raw_member_fn fn, void *ctx, const char **end)
+{
+    struct scan s = {b, e};
+    if (peek(&s) != '{') return -1;
+    s.p++;
+    if (peek(&s) == '}') return *end = s.p + 1, 0;
+    for (;;) {
+        if (peek(&s) != '"') return -1;
+        const char *key = s.p + 1;
+        int escaped = 0;
+        if (skip_string(&s, &escaped) || escaped) return -1;
+        size_t key_len = (size_t)(s.p - 1 - key);
+        if (peek(&s) != ':') return -1;
+        s.p++;
+        skip_ws(&s);
+        struct raw_span v = {s.p, NULL};
+        if (skip_value(&s)) return -1;
+        v.e = s.p;
+        if (fn && fn(ctx, key, key_len, v)) return -1;
+        int c = peek(&s);
+        s.p++;
+        if (c == '}') break;
+        if (c != ',') return -1;
+    }
+    *end = s.p;
+    return 0;
+}
+
+int raw_scan_elements(struct raw_span span, int (*fn)(void *ctx, struct raw_span v), void *ctx)
+{
+    struct scan s = {span.b, span.e};
+    if (peek(&s) != '[') return -1;
+    s.p++;
+    if (peek(&s) == ']') return 0;
+    for (;;) {
+        skip_ws(&s);
+        struct raw_span v = {s.p, NULL};
+        if (skip_value(&s)) return -1;
+        v.e = s.p;
+        if (fn(ctx, v)) return -1;
+        int c = peek(&s);
+        s.p++;
+        if (c == ']') return 0;
+        if (c != ',') return -1;
+    }
+}

@@ -46,4 +46,13 @@ int raw_scan_addr_rows(struct raw_span span, uint64_t *v, size_t max, raw_addr_r
  * *out_len gets its length. NULL when memory runs out. */
 char *raw_scan_rest(const char *buf, size_t len, struct raw_span a, struct raw_span b,
                     size_t *out_len);
+
+/* The object at [b, e) (after whitespace), member by member: fn gets each key (no
+ * escapes) and its value's span, unvalidated; a nonzero result stops the scan. 0 with
+ * *end just past the object, or -1 when it is not one, or does not end before e. */
+typedef int (*raw_member_fn)(void *ctx, const char *key, size_t key_len, struct raw_span v);
+int raw_scan_object(const char *b, const char *e, raw_member_fn fn, void *ctx, const char **end);
+/* The array at span, element by element (each value's span, unvalidated). 0, or -1 when
+ * it is not an array or fn said stop. */
+int raw_scan_elements(struct raw_span span, int (*fn)(void *ctx, struct raw_span v), void *ctx);
 #endif

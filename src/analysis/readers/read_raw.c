@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/model/intmap.h"
+#include "analysis/readers/raw_chunks.h"
 #include "analysis/readers/raw_scan.h"
 #include "analysis/readers/readers.h"
 #include "runtime/unwind/unwind.h"
@@ -34,6 +35,8 @@ struct raw {
 };
 
 static int big_was(const struct raw *r, int64_t x);
+static struct profile *read_raw_doc(const char *buf, size_t len, char *why, size_t why_size,
+                                    const struct raw_chunks *ch);
 
 static int fail(struct raw *r, const char *fmt, ...)
 {
@@ -836,7 +839,43 @@ static void arena_drop(void)
 
 /* ------------------------------------------------------------------ entry */
 
+/* A streamed file without its closing chunk: what it holds, as a note of the profile. */
+static int note_stream(struct raw *r, const struct raw_chunks *ch)
+{
+    if (ch->closed) return 0;
+    char note[512];
+    const struct profile_meta *m = &r->p->meta;
+    double secs = m->end_unix_ns > m->start_unix_ns
+                      ? (double)(m->end_unix_ns - m->start_unix_ns) / 1e9
+                      : 0.0;
+    int n = snprintf(note, sizeof note,
+                     "pid %lld ended without writing the end of its profile (killed, or ended "
+                     "by a raw exit_group): its first %u chunk%s are read, %.1f s of its run",
+                     (long long)m->pid, ch->chunks, ch->chunks == 1 ? "" : "s", secs);
+    if (ch->cut_bytes && n > 0 && (size_t)n < sizeof note)
+        snprintf(note + n, sizeof note - (size_t)n,
+                 "; the last %zu bytes, a chunk cut short as it was written, are not", ch->cut_bytes);
+    return profile_add_comment(r->p, note) ? fail(r, "out of memory") : 0;
+}
+
 struct profile *read_raw_json(const char *buf, size_t len, char *why, size_t why_size)
+{
+    /* A streamed file: its chunks joined into one document first (raw_chunks.h). */
+    struct raw_chunks ch = {0};
+    int streamed = raw_chunks_is_stream(buf, len);
+    char *joined = NULL;
+    if (streamed) {
+        size_t joined_len;
+        if (!(joined = raw_chunks_join(buf, len, &joined_len, &ch, why, why_size))) return NULL;
+        buf = joined, len = joined_len;
+    }
+    struct profile *p = read_raw_doc(buf, len, why, why_size, streamed ? &ch : NULL);
+    free(joined);
+    return p;
+}
+
+static struct profile *read_raw_doc(const char *buf, size_t len, char *why, size_t why_size,
+                                    const struct raw_chunks *ch)
 {
     json_error_t err;
     json_malloc_t old_malloc;
@@ -903,6 +942,7 @@ struct profile *read_raw_json(const char *buf, size_t len, char *why, size_t why
     if (!rc && !fast) rc = read_stacks(&r, root);
     if (!rc && !fast) rc = read_samples(&r, root);
     if (!rc) rc = read_untimed(&r, root);
+    if (!rc && ch) rc = note_stream(&r, ch);
     /* The document lives in the arena: dropped whole, not freed node by node. */
     json_set_alloc_funcs(old_malloc, old_free);
     arena_drop();

@@ -58,6 +58,9 @@ struct engine_config {
     int signo;                /* the signal an engine that signals threads uses */
     uint64_t start_mono_ns;   /* session start, CLOCK_MONOTONIC */
     void (*on_stopped)(void); /* engine thread, after its final drain: writes the file */
+    /* Optional; the engine thread, after each drain (at least every 20 ms): what the
+     * session does as it goes (it writes a chunk of the file about once a second). */
+    void (*on_period)(uint64_t now_mono_ns);
 };
 
 /* A count an engine reports in the raw file's `engine_stats` object. */

@@ -867,6 +867,7 @@ static void *engine_main(void *arg)
             maps_refresh_all();
             images_at = now + IMAGES_NS;
         }
+        if (pe.cfg.on_period) pe.cfg.on_period(now);
     }
     drain_all(1);
     /* Threads still registered: their CPU time so far. */

@@ -757,6 +757,7 @@ static void *sig_main(void *arg)
             tables_at = next + SIG_TABLES_NS;
         }
         if (cfi) uw_tables_build(0); /* one atomic load unless one is wanted */
+        if (sig_cfg.on_period) sig_cfg.on_period(next);
     }
     sig_final_drain();
     maps_refresh_all();

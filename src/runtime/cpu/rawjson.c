@@ -9,6 +9,7 @@
 #include "runtime/cpu/registry.h"
 #include "runtime/rtmem.h"
 #include "runtime/outfile.h"
+#include "runtime/rtfd.h"
 #include "runtime/cpu/sink.h"
 #include "runtime/unwind/step.h"
 #include "runtime/unwind/table.h"
@@ -17,27 +18,34 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define RJ_BUF (256u * 1024)
 
 struct rj {
     int fd;
-    int err; /* first -errno seen */
+    struct rtfd *id; /* a streamed file: checked before every write (never the program's) */
+    int err;         /* first -errno seen */
     char *buf;
     size_t len;
+    uint64_t written; /* bytes written to fd */
 };
 
 static void rj_flush(struct rj *w)
 {
     size_t off = 0;
     while (off < w->len && !w->err) {
+        if (w->id && !rtfd_ok(w->id)) { /* closed or replaced by the program */
+            w->err = -EBADF;
+            break;
+        }
         ssize_t n = write(w->fd, w->buf + off, w->len - off);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0)
             w->err = n < 0 ? -errno : -EIO;
         else
-            off += (size_t)n;
+            off += (size_t)n, w->written += (uint64_t)n;
     }
     w->len = 0;
 }
@@ -173,17 +181,19 @@ static void rj_maps_image(struct rj *w, const struct maps_entry *e, int first)
     rj_s(w, "}");
 }
 
-static void rj_images(struct rj *w)
+/* Images: the loader's from index `im0`, the other executable mappings from `mp0`
+ * (a chunk writes those it has not written yet; a whole document, all of them). */
+static void rj_images(struct rj *w, size_t im0, size_t mp0)
 {
     rj_s(w, "\"images\":[");
     size_t vdso_size = 0;
     const void *vdso = maps_vdso(&vdso_size);
     size_t n = images_count();
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = im0; i < n; i++) {
         const struct image *im = images_get(i);
         char bid[2 * IMAGE_BUILD_ID_MAX + 1];
         images_build_id_hex(im, bid, sizeof(bid));
-        rj_s(w, i ? ",\n{" : "\n{");
+        rj_s(w, i > im0 ? ",\n{" : "\n{");
         rj_field(w, "path", im->path);
         rj_s(w, ",\"base\":"), rj_u(w, im->base);
         rj_s(w, ",\"slide\":"), rj_u(w, im->slide);
@@ -197,19 +207,18 @@ static void rj_images(struct rj *w)
             rj_s(w, ",\"elf\":"), rj_base64(w, (const uint8_t *)vdso, vdso_size);
         rj_s(w, "}");
     }
-    maps_refresh(1);
-    for (size_t i = 0; i < maps_count(); i++)
-        rj_maps_image(w, maps_get(i), n + i == 0);
+    for (size_t i = mp0; i < maps_count(); i++)
+        rj_maps_image(w, maps_get(i), i == mp0 && n == im0);
     rj_s(w, "],\n");
 }
 
-static void rj_threads(struct rj *w)
+/* Thread records [t0, n). */
+static void rj_threads(struct rj *w, size_t t0, size_t n)
 {
     rj_s(w, "\"threads\":[");
-    size_t n = registry_thread_count();
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = t0; i < n; i++) {
         struct reg_thread *t = registry_thread(i);
-        rj_s(w, i ? ",\n{\"fiber\":" : "\n{\"fiber\":");
+        rj_s(w, i > t0 ? ",\n{\"fiber\":" : "\n{\"fiber\":");
         rj_i(w, t->fiber);
         rj_s(w, ","), rj_field(w, "label", t->label);
         if (t->tid) {
@@ -221,14 +230,14 @@ static void rj_threads(struct rj *w)
     rj_s(w, "],\n");
 }
 
-static void rj_stacks(struct rj *w)
+/* Interned stacks [s0, n). */
+static void rj_stacks(struct rj *w, size_t s0, size_t n)
 {
     rj_s(w, "\"stacks\":[");
-    size_t n = sink_stack_count();
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = s0; i < n; i++) {
         size_t len;
         const uint64_t *f = sink_stack(i, &len);
-        rj_s(w, i ? ",\n[" : "\n[");
+        rj_s(w, i > s0 ? ",\n[" : "\n[");
         for (size_t k = 0; k < len; k++) {
             if (k) rj_s(w, ",");
             rj_u(w, f[k]);
@@ -238,20 +247,20 @@ static void rj_stacks(struct rj *w)
     rj_s(w, "],\n");
     /* How each stack's walk ended (enum unwind_stop), one small integer per stack. */
     rj_s(w, "\"stack_ends\":[");
-    for (size_t i = 0; i < n; i++) {
-        if (i) rj_s(w, i % 32 ? "," : ",\n");
+    for (size_t i = s0; i < n; i++) {
+        if (i > s0) rj_s(w, (i - s0) % 32 ? "," : ",\n");
         rj_u(w, (uint64_t)sink_stack_stop(i));
     }
     rj_s(w, "],\n");
 }
 
-static void rj_samples(struct rj *w)
+/* Sample rows [r0, n). */
+static void rj_samples(struct rj *w, size_t r0, size_t n)
 {
     rj_s(w, "\"samples\":[");
-    size_t n = sink_row_count();
     const struct sink_row *r = sink_rows();
-    for (size_t i = 0; i < n; i++) {
-        rj_s(w, i ? ",\n[" : "\n[");
+    for (size_t i = r0; i < n; i++) {
+        rj_s(w, i > r0 ? ",\n[" : "\n[");
         rj_u(w, r[i].t_rel_ns), rj_s(w, ",");
         rj_u(w, r[i].thread), rj_s(w, ",");
         rj_i(w, (int32_t)r[i].stack1 - 1), rj_s(w, ",");
@@ -341,12 +350,14 @@ static void rj_cmdline(struct rj *w)
     if (bytes) rj_s(w, ",\"cmdline_bytes\":true");
 }
 
-static void rj_document(struct rj *w, const struct rawjson_meta *m)
+/* What the process is and how it was sampled: known from the start, so a streamed
+ * file's first chunk has it. */
+static void rj_header(struct rj *w, const struct rawjson_meta *m)
 {
     char exe[IMAGE_PATH_MAX] = "";
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = 0;
-    rj_s(w, "{\"version\":1,\"pid\":"), rj_i(w, m->pid);
+    rj_s(w, "\"version\":1,\"pid\":"), rj_i(w, m->pid);
     rj_s(w, ",\"ppid\":"), rj_i(w, m->ppid);
     rj_s(w, ",\"exec_gen\":"), rj_u(w, m->exec_gen);
     rj_s(w, ","), rj_field(w, "exe", exe);
@@ -357,23 +368,33 @@ static void rj_document(struct rj *w, const struct rawjson_meta *m)
     if (m->engine_fallback) rj_s(w, ",\"engine_fallback\":"), rj_str(w, m->engine_fallback);
     if (m->engine_choice) rj_s(w, ",\"engine_choice\":"), rj_str(w, m->engine_choice);
     rj_s(w, ",\"unwind\":"), rj_str(w, uw_mode_name(uw_mode_current()));
-    {
-        struct uw_table_stats t;
-        uw_table_stats(&t);
-        rj_s(w, ",\"unwind_tables\":{\"images\":"), rj_u(w, t.images);
-        rj_s(w, ",\"images_without_cfi\":"), rj_u(w, t.images_nocfi);
-        rj_s(w, ",\"images_past_limit\":"), rj_u(w, t.images_over);
-        rj_s(w, ",\"rows\":"), rj_u(w, t.rows);
-        rj_s(w, ",\"bytes\":"), rj_u(w, t.bytes);
-        rj_s(w, ",\"bytes_limit\":"), rj_u(w, UW_TABLE_BYTES_MAX);
-        rj_s(w, ",\"fdes\":"), rj_u(w, t.fdes);
-        rj_s(w, ",\"fdes_rejected\":"), rj_u(w, t.fdes_bad);
-        rj_s(w, ",\"rows_not_evaluated\":"), rj_u(w, t.rows_unsupported);
-        rj_s(w, ",\"reused\":"), rj_u(w, t.reused);
-        rj_s(w, ",\"images_mapped\":"), rj_u(w, t.mapped);
-        rj_s(w, ",\"lookups_without_table\":"), rj_u(w, t.direct);
-        rj_s(w, "}");
-    }
+    rj_s(w, ",\"platform\":");
+    rj_str(w, "linux-" ARCH_NAME);
+    rj_s(w, ",\n\"start_unix_ns\":"), rj_u(w, m->start_unix_ns);
+    char perf_map[64];
+    if (maps_perf_map(m->pid, perf_map, sizeof(perf_map)))
+        rj_s(w, ",\n\"perf_map\":"), rj_str(w, perf_map);
+    rj_s(w, ",\n");
+}
+
+/* What only the end knows: the unwinder's tables, the engine's own counts and notes. */
+static void rj_closing(struct rj *w, const struct rawjson_meta *m)
+{
+    struct uw_table_stats t;
+    uw_table_stats(&t);
+    rj_s(w, "\"unwind_tables\":{\"images\":"), rj_u(w, t.images);
+    rj_s(w, ",\"images_without_cfi\":"), rj_u(w, t.images_nocfi);
+    rj_s(w, ",\"images_past_limit\":"), rj_u(w, t.images_over);
+    rj_s(w, ",\"rows\":"), rj_u(w, t.rows);
+    rj_s(w, ",\"bytes\":"), rj_u(w, t.bytes);
+    rj_s(w, ",\"bytes_limit\":"), rj_u(w, UW_TABLE_BYTES_MAX);
+    rj_s(w, ",\"fdes\":"), rj_u(w, t.fdes);
+    rj_s(w, ",\"fdes_rejected\":"), rj_u(w, t.fdes_bad);
+    rj_s(w, ",\"rows_not_evaluated\":"), rj_u(w, t.rows_unsupported);
+    rj_s(w, ",\"reused\":"), rj_u(w, t.reused);
+    rj_s(w, ",\"images_mapped\":"), rj_u(w, t.mapped);
+    rj_s(w, ",\"lookups_without_table\":"), rj_u(w, t.direct);
+    rj_s(w, "}");
     if (m->n_engine_stats) {
         rj_s(w, ",\"engine_stats\":{");
         for (size_t i = 0; i < m->n_engine_stats; i++) {
@@ -391,19 +412,53 @@ static void rj_document(struct rj *w, const struct rawjson_meta *m)
         }
         rj_s(w, "]");
     }
-    rj_s(w, ",\"platform\":");
-    rj_str(w, "linux-" ARCH_NAME);
-    rj_s(w, ",\n\"start_unix_ns\":"), rj_u(w, m->start_unix_ns);
-    rj_s(w, ",\"end_unix_ns\":"), rj_u(w, m->end_unix_ns);
-    char perf_map[64];
-    if (maps_perf_map(m->pid, perf_map, sizeof(perf_map)))
-        rj_s(w, ",\n\"perf_map\":"), rj_str(w, perf_map);
     rj_s(w, ",\n");
-    rj_images(w);
-    rj_threads(w);
-    rj_stacks(w);
-    rj_samples(w);
-    rj_untimed(w);
+}
+
+/* Where a chunk starts in each table, and where it ends. A whole document is the one
+ * chunk from nothing to everything, with the header and the closing part. */
+struct rj_range {
+    size_t images, maps, threads, stacks, rows;
+};
+
+static void rj_now(struct rj_range *r)
+{
+    r->images = images_count();
+    r->maps = maps_count();
+    r->threads = registry_thread_count();
+    r->stacks = sink_stack_count();
+    r->rows = sink_row_count();
+}
+
+/* One object: a whole document (chunk < 0), or chunk number `chunk` of a streamed file
+ * (docs/raw-format.md, "Streamed"): the header in chunk 0, the table entries of
+ * [from, to), the counts so far in every chunk, the end's own in the closing one. */
+static void rj_object(struct rj *w, const struct rawjson_meta *m, int chunk, int closing,
+                      const struct rj_range *from, const struct rj_range *to)
+{
+    rj_s(w, "{");
+    if (chunk >= 0) {
+        rj_s(w, "\"chunk\":"), rj_u(w, (uint64_t)chunk);
+        if (closing) rj_s(w, ",\"closing\":true");
+        rj_s(w, chunk == 0 ? "," : ",\n");
+    }
+    if (chunk <= 0) rj_header(w, m);
+    if (closing) rj_closing(w, m);
+    rj_s(w, "\"end_unix_ns\":"), rj_u(w, m->end_unix_ns);
+    rj_s(w, ",\n");
+    if (chunk >= 0) {
+        rj_s(w, "\"images_from\":"), rj_u(w, from->images + from->maps);
+        rj_s(w, ",\"threads_from\":"), rj_u(w, from->threads);
+        rj_s(w, ",\n");
+    }
+    rj_images(w, from->images, from->maps);
+    /* Thread records: read under the registry's lock, which registering threads take. */
+    registry_lock();
+    rj_threads(w, from->threads, to->threads);
+    registry_unlock();
+    rj_stacks(w, from->stacks, to->stacks);
+    rj_samples(w, from->rows, to->rows);
+    if (closing) rj_untimed(w);
     rj_counts(w);
     rj_s(w, "\"dropped\":"), rj_u(w, sink_counts()->dropped);
     rj_s(w, "}\n");
@@ -421,8 +476,87 @@ int rawjson_write(const char *path, const struct rawjson_meta *m)
         return rc;
     }
     w.fd = f.fd;
-    rj_document(&w, m);
+    maps_refresh(1);
+    struct rj_range none = {0}, all;
+    rj_now(&all);
+    rj_object(&w, m, -1, 1, &none, &all);
     rj_flush(&w);
     rtmem_free(w.buf, RJ_BUF);
     return outfile_commit(&f, w.err);
+}
+
+/* ================================ streamed ================================ */
+
+int rawjson_stream_begin(struct rawjson_stream *s, const char *path)
+{
+    memset(s, 0, sizeof *s);
+    s->id.fd = -1;
+    if ((size_t)snprintf(s->path, sizeof s->path, "%s", path) >= sizeof s->path)
+        return -ENAMETOOLONG;
+    /* Only a regular file (or a path where nothing is yet) is written as it goes:
+     * anything else (a device, a FIFO, a symlink) is written once, at the end. */
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) return -ENOTSUP;
+    s->on = 1;
+    return 0;
+}
+
+/* The stream's file, opened for this chunk alone: the runtime holds no descriptor
+ * between chunks, so a program that counts on its descriptor limit has every one. The
+ * first chunk creates it; later ones must find the same file. */
+static int rj_stream_open(struct rawjson_stream *s)
+{
+    int fd = open(s->path, O_WRONLY | O_CLOEXEC | O_NOCTTY | (s->created ? 0 : O_CREAT | O_TRUNC),
+                  0644);
+    if (fd < 0) return -errno;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (s->created && (st.st_dev != s->id.dev || st.st_ino != s->id.ino))) {
+        close(fd);
+        return -ESTALE; /* replaced by another file meanwhile */
+    }
+    if (lseek(fd, (off_t)s->size, SEEK_SET) < 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    s->id = (struct rtfd){.fd = fd, .dev = st.st_dev, .ino = st.st_ino, .type = S_IFREG};
+    return fd;
+}
+
+int rawjson_stream_chunk(struct rawjson_stream *s, const struct rawjson_meta *m, int closing)
+{
+    if (!s->on) return -ENOTSUP;
+    struct rj w = {.fd = -1};
+    w.buf = rtmem_alloc(RJ_BUF);
+    if (!w.buf) return -ENOMEM;
+    int fd = rj_stream_open(s);
+    if (fd < 0) {
+        rtmem_free(w.buf, RJ_BUF);
+        return fd;
+    }
+    w.fd = fd;
+    w.id = &s->id;
+    maps_refresh(1);
+    struct rj_range from = {s->images, s->maps, s->threads, s->stacks, s->rows}, to;
+    rj_now(&to);
+    if (closing) /* the images and threads again, whole: unloaded images, final names */
+        from.images = from.maps = from.threads = 0;
+    rj_object(&w, m, (int)s->chunks, closing, &from, &to);
+    rj_flush(&w);
+    rtmem_free(w.buf, RJ_BUF);
+    int err = w.err;
+    if (rtfd_ok(&s->id)) { /* still the file opened above, not one of the program's */
+        if (err) /* a chunk cut short (a full disk): taken back, tried again later */
+            (void)!ftruncate(fd, (off_t)s->size);
+        if (close(fd) != 0 && !err) err = -errno;
+    }
+    s->id.fd = -1;
+    if (err) return err;
+    s->created = 1;
+    s->size += w.written;
+    s->chunks++;
+    s->images = to.images, s->maps = to.maps, s->threads = to.threads;
+    s->stacks = to.stacks, s->rows = to.rows;
+    return 0;
 }

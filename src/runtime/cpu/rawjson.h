@@ -1,12 +1,16 @@
 /* rawjson — writes the raw CPU profile, JSON v1 with kestrel's optional fields
  * (FORMATS.md §1; docs/raw-format.md lists every field written), from the registry's
- * thread records, the sink and the image table, to a temporary file renamed into
- * place, so that a reader never sees half a file.
+ * thread records, the sink and the image table: either whole at the end, to a
+ * temporary file renamed into place (rawjson_write), or streamed as the program runs,
+ * a sequence of self-contained chunks appended to the file (rawjson_stream_*), so that a
+ * process that ends without a word (SIGKILL, a raw exit_group) leaves all but its last
+ * chunk.
  *
  * Signal handlers: nothing. Inside malloc: nothing (an mmap'd buffer, write(2)). */
 #ifndef KESTREL_RAWJSON_H
 #define KESTREL_RAWJSON_H
 #include "runtime/cpu/engine.h"
+#include "runtime/rtfd.h"
 
 #include <stdint.h>
 
@@ -29,4 +33,23 @@ struct rawjson_meta {
 /* Writes the file at `path`. 0 or -errno; on error no file is left at `path` or at
  * its temporary name. */
 int rawjson_write(const char *path, const struct rawjson_meta *m);
+
+/* A streamed file: what its chunks wrote so far. Only the engine thread touches it. */
+struct rawjson_stream {
+    int on;             /* streaming (a regular file, or nothing yet, at path) */
+    int created;        /* the first chunk created the file */
+    char path[4200];
+    struct rtfd id;     /* the file's identity; fd open only while a chunk is written */
+    uint64_t size;      /* bytes of whole chunks in the file */
+    unsigned chunks;    /* chunks written */
+    size_t images, maps, threads, stacks, rows; /* table entries written */
+};
+
+/* Sets up a stream to `path` (nothing is opened yet). -ENOTSUP when what is at path is
+ * not a regular file: then the profile is written whole at the end. */
+int rawjson_stream_begin(struct rawjson_stream *s, const char *path);
+/* Appends one chunk: what the tables gained since the last one; `closing`, the last,
+ * with what only the end knows. The file is opened and closed around it. 0, or -errno
+ * with the file as it was before (the entries go in the next chunk). */
+int rawjson_stream_chunk(struct rawjson_stream *s, const struct rawjson_meta *m, int closing);
 #endif

@@ -57,7 +57,13 @@ static struct {
     const char *write_path; /* where on_stopped writes; NULL discards */
     int write_result;       /* rawjson_write's result */
     size_t rows_max;        /* the sink's row limit for this session */
+    struct rawjson_stream stream; /* an environment session's file, written as it goes */
+    uint64_t chunk_at;      /* CLOCK_MONOTONIC time of the next chunk */
+    int chunk_said;         /* a failed chunk was said */
 } prof;
+
+/* A streamed file gets a chunk about this often (docs/raw-format.md, "Streamed"). */
+#define PROF_CHUNK_NS 1000000000ull
 
 /* The environment's settings, read once at start (getenv is not safe later on). */
 static struct {
@@ -83,6 +89,63 @@ unsigned profile_hz(void)
 
 /* ============================== the session ============================== */
 
+/* The file's description of the session; the engine's counts and notes (which an
+ * engine gives at on_stopped time only) when `stats` is set. */
+static void prof_meta(struct rawjson_meta *m, struct engine_stat *stats, const char **notes)
+{
+    const struct engine *e = profile_engine();
+    size_t n_stats = 0;
+    if (stats) { /* stats holds 32 */
+        n_stats = e->stats ? e->stats(stats, 31) : 0;
+        /* kestrel's own work on the program's threads, left out of its samples */
+        stats[n_stats++] = (struct engine_stat){"runtime_samples", rtown_samples()};
+    }
+    *m = (struct rawjson_meta){
+        .engine = e->name,
+        .engine_fallback = prof.fallback,
+        .engine_choice = prof.choice,
+        .engine_stats = stats,
+        .n_engine_stats = n_stats,
+        .engine_notes = notes,
+        .n_engine_notes = notes && e->notes ? e->notes(notes, 16) : 0,
+        .rate_hz = e->rate ? e->rate() : prof.hz,
+        .requested_hz = prof.requested_hz,
+        .pid = lifecycle_pid(),
+        .ppid = prof.ppid,
+        .exec_gen = lifecycle_image_generation(),
+        .start_unix_ns = prof.start_real,
+        .end_unix_ns = rt_clock_ns(CLOCK_REALTIME),
+    };
+}
+
+/* Engine thread, after each drain: a chunk of the streamed file about once a second.
+ * One that cannot be written (no descriptor free, a full disk) is tried again at the
+ * next, with everything since the last one written. */
+static void prof_on_period(uint64_t now)
+{
+    if (!prof.stream.on || now < prof.chunk_at) return;
+    prof.chunk_at = now + PROF_CHUNK_NS;
+    struct rawjson_meta m;
+    prof_meta(&m, NULL, NULL);
+    int r = rawjson_stream_chunk(&prof.stream, &m, 0);
+    if (r && !prof.chunk_said) {
+        prof.chunk_said = 1;
+        rtsay("kestrel: CPU profile: cannot write %s as the program runs: %s (tried again "
+              "every second)", prof.stream.path, rtsay_errno(r));
+    }
+}
+
+/* The session's end into `path`: the closing chunk of the streamed file (renamed to
+ * path when it is another name, as before an exec), else the whole file. */
+static int prof_write(const char *path, const struct rawjson_meta *m)
+{
+    if (!prof.stream.on) return rawjson_write(path, m);
+    int r = rawjson_stream_chunk(&prof.stream, m, 1);
+    if (r && !prof.stream.created) return rawjson_write(path, m); /* e.g. a descriptor at last */
+    if (!r && strcmp(path, prof.stream.path) && rename(prof.stream.path, path) != 0) r = -errno;
+    return r;
+}
+
 /* Engine thread, after its final drain. */
 static void prof_on_stopped(void)
 {
@@ -98,28 +161,10 @@ static void prof_on_stopped(void)
         return;
     }
     struct engine_stat stats[32];
-    size_t n_stats = profile_engine()->stats ? profile_engine()->stats(stats, 31) : 0;
-    /* kestrel's own work on the program's threads, left out of its samples */
-    stats[n_stats++] = (struct engine_stat){"runtime_samples", rtown_samples()};
     const char *notes[16];
-    size_t n_notes = profile_engine()->notes ? profile_engine()->notes(notes, 16) : 0;
-    struct rawjson_meta m = {
-        .engine = profile_engine()->name,
-        .engine_fallback = prof.fallback,
-        .engine_choice = prof.choice,
-        .engine_stats = stats,
-        .n_engine_stats = n_stats,
-        .engine_notes = notes,
-        .n_engine_notes = n_notes,
-        .rate_hz = profile_engine()->rate ? profile_engine()->rate() : prof.hz,
-        .requested_hz = prof.requested_hz,
-        .pid = lifecycle_pid(),
-        .ppid = prof.ppid,
-        .exec_gen = lifecycle_image_generation(),
-        .start_unix_ns = prof.start_real,
-        .end_unix_ns = rt_clock_ns(CLOCK_REALTIME),
-    };
-    prof.write_result = rawjson_write(prof.write_path, &m);
+    struct rawjson_meta m;
+    prof_meta(&m, stats, notes);
+    prof.write_result = prof_write(prof.write_path, &m);
 }
 
 /* Registers the calling thread as the session's first. */
@@ -133,6 +178,8 @@ static void prof_register_caller(uint64_t lo, uint64_t hi)
     struct reg_slot *s = registry_self();
     if (s && is_main && prof_real_main) s->rooted = 1;
 }
+
+static int prof_env_path(char *out, size_t size, const char *suffix, int not_owner);
 
 /* With prof_mu held. */
 static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_want, int signo,
@@ -168,11 +215,19 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
     prof.fallback = why;
     prof.choice = choice;
     prof.write_path = NULL;
+    prof.stream.on = 0;
+    prof.chunk_said = 0;
+    prof.chunk_at = prof.start_mono + PROF_CHUNK_NS;
+    char path[PROF_PATH_MAX + 64];
+    if (from_env && !prof_env.serve_only &&
+        prof_env_path(path, sizeof(path), NULL, !lifecycle_owner()) == 0)
+        rawjson_stream_begin(&prof.stream, path); /* else written whole at the end */
     struct engine_config cfg = {
         .hz = hz,
         .signo = signo,
         .start_mono_ns = prof.start_mono,
         .on_stopped = prof_on_stopped,
+        .on_period = prof_on_period,
     };
     rtown_reset();
     r = e->start(&cfg);
