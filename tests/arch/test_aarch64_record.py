@@ -30,6 +30,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from rawjson import load as load_raw  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 A64 = os.path.join(ROOT, "build", "aarch64")
 LIB = os.path.join(A64, "lib", "libkestrel.so")
@@ -88,7 +91,7 @@ check(p.returncode == 0 and p.stdout.startswith("signed "),
 # ---- auto chooses the signal engine, and says why ----
 d, raw, p = record(os.path.join(A64, "tests", "runtime", "prog_threads"), [], {})
 check(p.returncode == 0, "prog_threads exits 0 under qemu (%s)" % p.stderr[-300:])
-r = json.load(open(raw)) if os.path.exists(raw) else {}
+r = load_raw(raw) if os.path.exists(raw) else {}
 check(r.get("engine") == "signal", "auto chose the %s engine" % r.get("engine"))
 why = r.get("engine_fallback") or ""
 check("perf_event_open" in why and "emulator" in why, "engine_fallback says why: %r" % why)

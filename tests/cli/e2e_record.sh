@@ -176,7 +176,9 @@ check "record --state waiting: the report says so" \
   grep -q "the table below counts the waiting (off-CPU) samples only" "$t/mv/rec"
 check "record --state waiting: the folded export holds the waiting samples" python3 - "$raw" "$t/mv/p.folded" <<'PY'
 import json, sys
-n = sum(1 for s in json.load(open(sys.argv[1]))["samples"] if s[3] == 1)
+sys.path.insert(0, "tests")
+from rawjson import load
+n = sum(1 for s in load(sys.argv[1])["samples"] if s[3] == 1)
 folded = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]) if l.strip())
 sys.exit(0 if n == folded and n > 0 else f"raw {n} waiting samples, folded {folded}")
 PY

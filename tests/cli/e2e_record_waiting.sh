@@ -108,7 +108,8 @@ print(f"running: CPU share {cpu_share:.3f}, folded {nap / total:.3f} ({nap}/{tot
 ok &= abs(nap / total - cpu_share) <= 2 * se
 ok &= shares(sys.argv[2], False) == (nap, total) # --state all: the same running samples
 wnap, wtotal = shares(sys.argv[2], True)
-hz = json.load(open(glob.glob(sys.argv[4] + "/*.raw.json")[0]))["rate_hz"]
+sys.path.insert(0, "tests"); from rawjson import load
+hz = load(glob.glob(sys.argv[4] + "/*.raw.json")[0])["rate_hz"]
 want = int(slept) * hz / 1e9
 print(f"waiting: {wtotal} samples, {wnap} in nap, slept {int(slept) / 1e6:.0f} ms x {hz} Hz = {want:.0f}")
 # Elsewhere only the odd moment the machine preempted it even so (off-CPU too).
@@ -144,7 +145,8 @@ import glob, json, sys
 cp = json.load(open(sys.argv[1]))
 idle = [n for n in cp["nodes"] if n["callFrame"]["functionName"] == "(idle)"]
 assert len(idle) == 1, idle
-raw = json.load(open(glob.glob(sys.argv[2] + "/*.raw.json")[0]))
+sys.path.insert(0, "tests"); from rawjson import load
+raw = load(glob.glob(sys.argv[2] + "/*.raw.json")[0])
 waiting = sum(1 for s in raw["samples"] if s[3] == 1)
 # every waiting sample, and the one that closes the timeline
 assert idle[0]["hitCount"] == waiting + 1, (idle[0]["hitCount"], waiting)

@@ -1,6 +1,9 @@
 """Shared helpers of the CPU runtime's process tests: run a program with
 libkestrel.so preloaded, read and check the raw JSON it leaves, look symbols up."""
 import json
+import os as _os
+import sys as _sys
+_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), ".."))
 import os
 import subprocess
 import sys
@@ -81,8 +84,9 @@ def tmpdir():
 
 
 def load(path):
-    with open(path) as f:
-        return json.load(f)
+    """A raw profile, its chunks joined (tests/rawjson.py), or any other JSON file."""
+    import rawjson
+    return rawjson.load(path)
 
 
 # The kernel's tick rate: the coarse clock (CLOCK_MONOTONIC_COARSE, 6) moves once a tick.

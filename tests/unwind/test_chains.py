@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import time
 
-from uwlib import check, failures, KESTREL, ROOT
+from uwlib import check, failures, KESTREL, ROOT, load_raw
 
 
 def folded(path):
@@ -43,7 +43,7 @@ def record(build, mode, engine="signal", heap=False):
     check(p.returncode == 0, "%s/%s/%s: kestrel record exits 0 (%s)" %
           (build, mode, engine, p.stderr[-300:]))
     stacks = folded(stem + ".folded")
-    raw = json.load(open(glob.glob(stem + ".raw/*.raw.json")[0]))
+    raw = load_raw(glob.glob(stem + ".raw/*.raw.json")[0])
     heap_stacks = None
     if heap:
         out = os.path.join(d, "heap.folded")

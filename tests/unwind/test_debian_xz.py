@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 
-from uwlib import check, failures, KESTREL
+from uwlib import check, failures, KESTREL, load_raw
 
 
 XZ = shutil.which("xz")
@@ -36,7 +36,7 @@ for engine in ("signal", "perf"):
     check(p.returncode == 0, "%s: kestrel record -- xz exits 0" % engine)
     back = subprocess.run([XZ, "-dc", outp], capture_output=True, timeout=120).stdout
     check(back == open(src, "rb").read(), "%s: xz's output decompresses to its input" % engine)
-    raw = json.load(open(glob.glob(stem + ".raw/*.raw.json")[0]))
+    raw = load_raw(glob.glob(stem + ".raw/*.raw.json")[0])
     ws = raw["walk_stops"]
     walked = sum(v for k, v in ws.items() if k != "not_walked")
     whole = ws.get("top", 0) + ws.get("end", 0) + ws.get("cfi_end", 0)

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-from uwlib import B, check, failures, KESTREL
+from uwlib import B, check, failures, KESTREL, load_raw
 
 
 def record(engine, argv):
@@ -29,7 +29,7 @@ def record(engine, argv):
     for line in open(stem + ".folded"):
         st, n = line.rsplit(" ", 1)
         stacks.append((st.split(";"), int(n)))
-    raw = json.load(open(glob.glob(stem + ".raw/*.raw.json")[0]))
+    raw = load_raw(glob.glob(stem + ".raw/*.raw.json")[0])
     shutil.rmtree(d)
     return p, stacks, raw
 

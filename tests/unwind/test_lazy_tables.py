@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-from uwlib import check, failures, KESTREL, ROOT
+from uwlib import check, failures, KESTREL, ROOT, load_raw
 
 
 def record(engine, argv):
@@ -24,7 +24,7 @@ def record(engine, argv):
           (engine, os.path.basename(argv[0]), "" if p.returncode == 0 else
            " (%s)" % p.stderr[-300:]))
     raws = glob.glob(stem + ".raw/*.raw.json")
-    raw = json.load(open(raws[0])) if raws else {}
+    raw = load_raw(raws[0]) if raws else {}
     stacks = []
     if os.path.exists(stem + ".folded"):
         for line in open(stem + ".folded"):

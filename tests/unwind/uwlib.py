@@ -1,8 +1,11 @@
 """Shared by the unwinder's process tests: where the build is, and a check that
 prints each result and keeps the failures (the test exits 1 when there are any)."""
 import os
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from rawjson import load as load_raw  # noqa: E402  (a streamed raw file's chunks joined)
 KESTREL = os.path.join(ROOT, "build", "bin", "kestrel")
 B = os.path.join(ROOT, "build", "tests", "unwind")
 failures = []

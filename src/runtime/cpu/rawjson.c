@@ -550,6 +550,7 @@ int rawjson_stream_chunk(struct rawjson_stream *s, const struct rawjson_meta *m,
         if (err) /* a chunk cut short (a full disk): taken back, tried again later */
             (void)!ftruncate(fd, (off_t)s->size);
         if (close(fd) != 0 && !err) err = -errno;
+        if (err && !s->created) unlink(s->path); /* no file rather than an empty one */
     }
     s->id.fd = -1;
     if (err) return err;
