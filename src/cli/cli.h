@@ -58,7 +58,6 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* 1 when the program execvp would run for name is a statically linked ELF file (no
  * PT_INTERP): LD_PRELOAD cannot load the runtime into it. 0 otherwise or unknown. */
 int cli_static_program(const char *name);
-
 /* Whether a program is set-user-ID or set-group-ID and kestrel runs it as someone
  * whose ids it would change: the loader then ignores LD_PRELOAD. */
 int cli_setid_program(const char *name);

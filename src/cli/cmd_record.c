@@ -6,12 +6,14 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -270,6 +272,24 @@ static int raw_folder(const char *dir)
     return 0;
 }
 
+/* kestrel.messages, empty, for the runtime's lines. Run as root, a program may switch
+ * its processes to other users (a server's workers drop to www-data): the folder and
+ * the file are then theirs to write too, the folder sticky as /tmp is. */
+static int messages_file(const char *dir, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "kestrel: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (geteuid() == 0) {
+        fchmod(fd, 0666);
+        chmod(dir, 01777);
+    }
+    close(fd);
+    return 0;
+}
+
 /* The signals kestrel takes while the program runs: ^C and ^\ ignored, SIGTERM and
  * SIGHUP forwarded. */
 static const int passed[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
@@ -279,7 +299,8 @@ static const int passed[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
  * mask kestrel had (as exec leaves them), and execs the program. If the exec fails, its errno goes to the
  * parent through `err` (closed by a successful exec), which says why in one line. */
 static void child(const struct record_options *o, char **argv, const char *lib, const char *raw,
-                  const char *heap, int err, const struct sigaction saved[], const sigset_t *mask)
+                  const char *heap, const char *messages, int err, const struct sigaction saved[],
+                  const sigset_t *mask)
 {
     const char *old = getenv("LD_PRELOAD");
     char *preload = old && *old ? cat(lib, ":") : NULL;
@@ -292,6 +313,7 @@ static void child(const struct record_options *o, char **argv, const char *lib, 
     if (heap) setenv("KESTREL_HEAP", heap, 1);
     if (o->heap_interval) setenv("KESTREL_HEAP_INTERVAL", o->heap_interval, 1);
     if (o->http) setenv("KESTREL_HTTP", o->http, 1);
+    if (messages) setenv("KESTREL_MESSAGES", messages, 1);
     /* What exec would make of them: a handler becomes the default, an ignored signal
      * stays ignored; so a signal pending since the fork acts on the program. */
     for (size_t i = 0; i < N_PASSED; i++) {
@@ -307,6 +329,35 @@ static void child(const struct record_options *o, char **argv, const char *lib, 
 
 static volatile sig_atomic_t child_pid;
 
+/* The runtime's lines (rtsay.h), from the file KESTREL_MESSAGES names to kestrel's own
+ * stderr, as they come: the runtime never writes into the program's descriptors. */
+static void relay(int fd)
+{
+    char buf[4096];
+    ssize_t n;
+    while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0)
+        fwrite(buf, 1, (size_t)n, stderr);
+    fflush(stderr);
+}
+
+/* Waits for the program, relaying the runtime's lines meanwhile (a pidfd wakes kestrel
+ * when the program ends; without one, they come at the end). */
+static void wait_program(pid_t pid, int *status, int messages)
+{
+    int pfd = messages >= 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+    for (;;) {
+        pid_t w = waitpid(pid, status, pfd >= 0 ? WNOHANG : 0);
+        if (w == pid || (w < 0 && errno != EINTR)) break;
+        relay(messages);
+        if (pfd >= 0) {
+            struct pollfd p = {.fd = pfd, .events = POLLIN};
+            poll(&p, 1, 200);
+        }
+    }
+    if (pfd >= 0) close(pfd);
+    relay(messages);
+}
+
 /* A SIGTERM or SIGHUP sent to kestrel is meant for the program. */
 static void forward(int sig)
 {
@@ -316,7 +367,7 @@ static void forward(int sig)
 /* Runs the program; returns its wait status, or -1 when it could not be started
  * (*exec_errno then says why, when its exec failed). */
 static int run_child(const struct record_options *o, char **argv, const char *lib, const char *raw,
-                     const char *heap, pid_t *pid, int *exec_errno)
+                     const char *heap, const char *messages, pid_t *pid, int *exec_errno)
 {
     int err[2];
     *exec_errno = 0;
@@ -340,7 +391,7 @@ static int run_child(const struct record_options *o, char **argv, const char *li
     *pid = fork();
     if (*pid == 0) {
         close(err[0]);
-        child(o, argv, lib, raw, heap, err[1], old, &mask);
+        child(o, argv, lib, raw, heap, messages, err[1], old, &mask);
     }
     int status = -1;
     if (*pid < 0) {
@@ -357,8 +408,9 @@ static int run_child(const struct record_options *o, char **argv, const char *li
         close(err[0]);
         int exec_failed = got == (ssize_t)sizeof *exec_errno;
         if (!exec_failed) *exec_errno = 0;
-        while (waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
-        }
+        int mfd = messages ? open(messages, O_RDONLY | O_CLOEXEC) : -1;
+        wait_program(*pid, &status, mfd);
+        if (mfd >= 0) close(mfd);
         if (exec_failed) status = -1;
     }
     child_pid = 0;
@@ -426,6 +478,7 @@ struct record_paths {
     char *raw_pattern;  /* <raw_dir>/%p.raw.json */
     char *heap_pattern; /* --heap=PATH made absolute, or <raw_dir>/%p.heap.pb.gz; NULL */
     char *heap_stem;    /* <stem>.heap */
+    char *messages;     /* <raw_dir>/kestrel.messages: the runtime's lines (rtsay.h) */
 };
 
 static void paths_free(struct record_paths *r)
@@ -434,6 +487,7 @@ static void paths_free(struct record_paths *r)
     free(r->raw_pattern);
     free(r->heap_pattern);
     free(r->heap_stem);
+    free(r->messages);
 }
 
 static int paths_make(const struct record_options *o, const char *stem, struct record_paths *r)
@@ -442,12 +496,13 @@ static int paths_make(const struct record_options *o, const char *stem, struct r
     r->raw_dir = abs ? cat(abs, ".raw") : NULL;
     free(abs);
     r->raw_pattern = r->raw_dir ? cat(r->raw_dir, "/%p.raw.json") : NULL;
+    r->messages = r->raw_dir ? cat(r->raw_dir, "/kestrel.messages") : NULL;
     r->heap_stem = cat(stem, ".heap");
     if (o->heap)
         r->heap_pattern = o->heap_path ? absolute(o->heap_path)
                           : r->raw_dir ? cat(r->raw_dir, "/%p.heap.pb.gz")
                                        : NULL;
-    if (!r->raw_pattern || !r->heap_stem || (o->heap && !r->heap_pattern)) {
+    if (!r->raw_pattern || !r->heap_stem || !r->messages || (o->heap && !r->heap_pattern)) {
         fprintf(stderr, "kestrel: %s: %s\n", stem, strerror(errno ? errno : ENOMEM));
         return -1;
     }
@@ -507,55 +562,59 @@ static int analyse_run(const struct record_options *o, const char *stem,
 {
     int failed = 0;
     const char *out_name;
-    FILE *out = report_open(o, &out_name);
-    if (!out) return 1;
+    FILE *out = NULL;
     /* The program's own file, or the last one its pid wrote before an exec. */
     char *raw = expand_pid(r->raw_pattern, pid);
     char *gen0 = raw ? cat(raw, ".exec0") : NULL;
     int own = raw && gen0 && (!access(raw, F_OK) || !access(gen0, F_OK));
     int any = own || tree_has_profiles(r->raw_dir);
+    /* The heap: every process's file in STEM.raw/, summed as one tree (a compiler
+     * driver's children allocate, not the driver); --heap=PATH's one file alone. */
+    char *heap = r->heap_pattern ? expand_pid(r->heap_pattern, pid) : NULL;
+    int tree = r->heap_pattern && !o->heap_path;
+    int heap_any = heap && (!access(heap, F_OK) || (tree && tree_has_heap(r->raw_dir)));
     if (!own) {
-        /* Said either way; a failure only when nothing at all is left to report (a
-         * program that ends by _exit, as dash does, leaves its children's profiles). */
+        /* Said either way, in one line; a failure only when nothing at all is left to
+         * report (a program that ends by _exit, as dash does, leaves its children's
+         * profiles). */
         const char *why = any ? ", only its child processes did" : "";
-        if (WIFSIGNALED(status))
-            fprintf(stderr, "kestrel: %s: the program left no profile (killed by SIG%s)%s\n",
-                    raw ? raw : r->raw_dir,
-                    sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?", why);
-        else if (cli_static_program(argv0))
+        const char *where = raw ? raw : r->raw_dir;
+        if (cli_static_program(argv0))
             fprintf(stderr,
                     "kestrel: %s: the program left no profile: %s is statically linked, and "
                     "preloading cannot reach a static program; `kestrel record --attach -- "
                     "PROGRAM` (or -p PID) samples it from outside\n",
-                    raw ? raw : r->raw_dir, argv0);
+                    where, argv0);
         else if (cli_setid_program(argv0))
             fprintf(stderr,
                     "kestrel: %s: the program left no profile: %s is set-user-ID or "
                     "set-group-ID, and the loader ignores preloading there; `kestrel record "
                     "--attach -- PROGRAM` (or -p PID) samples it from outside\n",
-                    raw ? raw : r->raw_dir, argv0);
+                    where, argv0);
+        else if (WIFSIGNALED(status))
+            fprintf(stderr, "kestrel: %s: the program left no profile (killed by SIG%s)%s\n",
+                    where, sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
+                    why);
         else
-            fprintf(stderr, "kestrel: %s: the program left no profile%s\n",
-                    raw ? raw : r->raw_dir, why);
+            fprintf(stderr, "kestrel: %s: the program left no profile%s\n", where, why);
         failed = !any;
     }
-    if (any && analyse(r->raw_dir, 0, stem, o, out, out_name)) failed = 1;
-    free(raw);
-    free(gen0);
-    /* The heap: every process's file in STEM.raw/, summed as one tree (a compiler
-     * driver's children allocate, not the driver); --heap=PATH's one file alone. */
-    char *heap = r->heap_pattern ? expand_pid(r->heap_pattern, pid) : NULL;
-    int tree = r->heap_pattern && !o->heap_path;
-    if (r->heap_pattern && (!heap || access(heap, F_OK)) && !(tree && tree_has_heap(r->raw_dir))) {
+    if (r->heap_pattern && !heap_any) {
         fprintf(stderr, "kestrel: %s: the program left no heap profile\n",
                 heap ? heap : r->heap_pattern);
         failed = 1;
-    } else if (heap) {
+    }
+    /* The report's file only when there is something to report. */
+    if ((any || heap_any) && !(out = report_open(o, &out_name))) failed = 1;
+    if (out && any && analyse(r->raw_dir, 0, stem, o, out, out_name)) failed = 1;
+    free(raw);
+    free(gen0);
+    if (out && heap_any) {
         fputc('\n', out);
         if (analyse(tree ? r->raw_dir : heap, tree, r->heap_stem, o, out, out_name)) failed = 1;
     }
     free(heap);
-    if (out != stderr && fclose(out)) {
+    if (out && out != stderr && fclose(out)) {
         fprintf(stderr, "kestrel: %s: %s\n", out_name, strerror(errno));
         failed = 1;
     }
@@ -591,11 +650,13 @@ int record_program(const struct record_options *o, char **argv, int *status_out)
     struct record_paths r = {0};
     pid_t pid = 0;
     int exec_errno = 0, status = -1;
-    if (!paths_make(o, stem, &r) && !raw_folder(r.raw_dir))
-        status = run_child(o, argv, lib, r.raw_pattern, r.heap_pattern, &pid, &exec_errno);
+    if (!paths_make(o, stem, &r) && !raw_folder(r.raw_dir) && !messages_file(r.raw_dir, r.messages))
+        status = run_child(o, argv, lib, r.raw_pattern, r.heap_pattern, r.messages, &pid,
+                           &exec_errno);
     free(lib);
     if (status == -1) {
         if (exec_errno) fprintf(stderr, "kestrel: %s: %s\n", argv[0], strerror(exec_errno));
+        if (r.messages) unlink(r.messages);
         if (r.raw_dir) rmdir(r.raw_dir); /* made for this run and empty: nothing ran */
         paths_free(&r);
         return exec_errno == ENOENT ? 127 : exec_errno ? 126 : 1;
@@ -606,10 +667,12 @@ int record_program(const struct record_options *o, char **argv, int *status_out)
     return failed;
 }
 
+/* kestrel ends as the program did, whatever became of its profile: what went wrong
+ * with that was said on stderr. */
 int record_exit(int status, int failed)
 {
-    int code = pass_status(status);
-    return code ? code : failed;
+    (void)failed;
+    return pass_status(status);
 }
 
 int record_run(const struct record_options *o, char **argv)

@@ -1,31 +1,22 @@
-/* rtsay — the runtime's one line on stderr, for what a user must know (a profile that
- * could not be written, a setting that fell back to its default): formatted on the
- * stack, written with one write(2), errno kept. Errors are named by
- * strerrordesc_np, which neither allocates nor depends on the locale.
- * Signal handlers: rtsay and rtsay_errno (snprintf of integers and strings). */
+/* rtsay — the runtime's one line for what a user must know (a profile that could not
+ * be written, a setting that fell back to its default): formatted on the stack, written
+ * with one write(2), errno kept. Errors are named by strerrordesc_np, which neither
+ * allocates nor depends on the locale.
+ *
+ * Where the line goes: under `kestrel record`, KESTREL_MESSAGES names a file that kestrel
+ * made (in STEM.raw/) and relays to the user, so that no byte from the runtime reaches a
+ * descriptor of the program (its stderr may be a server's log); the line is appended to
+ * it, opened and closed around the write, and names the process (pid and executable). A
+ * line that cannot be appended is lost, never sent elsewhere. Without KESTREL_MESSAGES
+ * (the runtime preloaded by hand), stderr.
+ *
+ * Signal handlers: rtsay and rtsay_errno (snprintf of integers and strings, open, write,
+ * close, readlink). */
 #ifndef KESTREL_RTSAY_H
 #define KESTREL_RTSAY_H
-#include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
-__attribute__((format(printf, 1, 2))) static inline void rtsay(const char *fmt, ...)
-{
-    int saved = errno;
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
-    va_end(ap);
-    if (n > 0) {
-        size_t len = (size_t)n < sizeof line - 1 ? (size_t)n : sizeof line - 2;
-        line[len++] = '\n';
-        (void)!write(2, line, len);
-    }
-    errno = saved;
-}
+__attribute__((format(printf, 1, 2))) void rtsay(const char *fmt, ...);
 
 /* The text of a negative errno value. */
 static inline const char *rtsay_errno(int neg)

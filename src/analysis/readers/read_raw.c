@@ -211,8 +211,8 @@ static int read_meta(struct raw *r, const json_t *root)
     return 0;
 }
 
-/* The one process a raw profile is of, named as it was invoked (cmdline[0]'s base
- * name; the exe's when there is no command line); every thread is its. */
+/* The one process a raw profile is of, named as it was invoked (the base name of
+ * "invoked"; the exe's when there is none); every thread is its. */
 static int read_process(struct raw *r, const json_t *root)
 {
     const struct profile_meta *m = &r->p->meta;
@@ -234,8 +234,15 @@ static int read_process(struct raw *r, const json_t *root)
         /* Arguments hold no NUL (they came from a NUL-separated list). */
         o += (size_t)snprintf(line + o, len - o, "%s%s", i ? " " : "", json_string_value(a));
     }
-    const char *arg0 = json_array_size(cmd) ? json_string_value(json_array_get(cmd, 0)) : NULL;
-    const char *named = arg0 && *arg0 ? arg0 : m->exe ? m->exe : "?";
+    /* Named as the image was invoked ("invoked": argv[0] before main, a symlink's name
+     * rather than its target's), else by its executable: never by the command line as
+     * the process ended, where servers write their status in argv[0]. */
+    const char *invoked;
+    if (opt_str(r, root, "invoked", &invoked, "profile")) {
+        free(line);
+        return -1;
+    }
+    const char *named = invoked && *invoked ? invoked : m->exe && *m->exe ? m->exe : "?";
     const char *slash = strrchr(named, '/');
     struct profile_process pr = {.pid = m->pid,
                                  .ppid = m->ppid,

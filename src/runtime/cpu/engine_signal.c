@@ -37,6 +37,7 @@
  * Inside malloc: nothing. */
 #include "runtime/arch/arch.h"
 #include "runtime/rtfd.h"
+#include "runtime/rtsay.h"
 #include "runtime/cpu/blocking.h"
 #include "runtime/rtown.h"
 #include "runtime/lifecycle.h"
@@ -833,7 +834,7 @@ __attribute__((constructor(101))) static void sig_trigger_init(void)
     if (!strcmp(v, "sampler"))
         sig_sampler_only = 1;
     else
-        fprintf(stderr, "kestrel: KESTREL_PROFILE_TRIGGER=%s: not timers or sampler; using timers\n",
+        rtsay("kestrel: KESTREL_PROFILE_TRIGGER=%s: not timers or sampler; using timers",
                 v);
 }
 

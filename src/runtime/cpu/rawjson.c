@@ -361,6 +361,7 @@ static void rj_header(struct rj *w, const struct rawjson_meta *m)
     rj_s(w, ",\"ppid\":"), rj_i(w, m->ppid);
     rj_s(w, ",\"exec_gen\":"), rj_u(w, m->exec_gen);
     rj_s(w, ","), rj_field(w, "exe", exe);
+    if (m->invoked && *m->invoked) rj_s(w, ","), rj_field(w, "invoked", m->invoked);
     rj_cmdline(w);
     rj_s(w, ",\"rate_hz\":"), rj_u(w, m->rate_hz);
     rj_s(w, ",\"requested_hz\":"), rj_u(w, m->requested_hz);

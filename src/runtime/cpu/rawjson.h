@@ -27,6 +27,8 @@ struct rawjson_meta {
     int pid;
     int ppid;                    /* the parent's pid when the image started */
     unsigned exec_gen;           /* execs of profiled images that led to this one */
+    const char *invoked;         /* argv[0] as the image started (a program may rewrite
+                                  * it later: servers write their status there), or NULL */
     uint64_t start_unix_ns, end_unix_ns;
 };
 

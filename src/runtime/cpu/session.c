@@ -31,6 +31,7 @@
 #include "runtime/cpu/sigown.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -74,6 +75,7 @@ static struct {
     char engine[16];
     int serve_only;  /* KESTREL_HTTP without KESTREL_PROFILE: samples only for windows */
     size_t rows_max; /* KESTREL_TEST_SAMPLE_ROWS, for tests of a long run: rows kept */
+    char invoked[256]; /* argv[0] before main: what the image was invoked as */
 } prof_env;
 
 static int prof_client_registered;
@@ -113,6 +115,7 @@ static void prof_meta(struct rawjson_meta *m, struct engine_stat *stats, const c
         .pid = lifecycle_pid(),
         .ppid = prof.ppid,
         .exec_gen = lifecycle_image_generation(),
+        .invoked = prof_env.invoked,
         .start_unix_ns = prof.start_real,
         .end_unix_ns = rt_clock_ns(CLOCK_REALTIME),
     };
@@ -189,7 +192,7 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
     const struct engine *e = engine_choose(engine_want, &why, &choice);
     if (!e) {
         if (from_env)
-            fprintf(stderr, "kestrel: KESTREL_PROFILE_ENGINE=%s: %s; CPU profiling is off\n",
+            rtsay("kestrel: KESTREL_PROFILE_ENGINE=%s: %s; CPU profiling is off",
                     engine_want ? engine_want : "auto", why ? why : "unavailable");
         return -ENOTSUP;
     }
@@ -197,7 +200,7 @@ static int prof_start(unsigned hz, unsigned requested_hz, const char *engine_wan
     static int fallback_said;
     if (from_env && e == &engine_signal && choice && !fallback_said) {
         fallback_said = 1;
-        fprintf(stderr, "kestrel: %s\n", choice);
+        rtsay("kestrel: %s", choice);
     }
     int r = threads_init();
     if (r == 0) r = registry_open();
@@ -361,7 +364,7 @@ static void prof_read_hz(void)
     errno = 0;
     long n = strtol(v, &end, 10);
     if (end == v || *end || errno) {
-        fprintf(stderr, "kestrel: KESTREL_PROFILE_HZ=%s: not a number; using %d\n", v,
+        rtsay("kestrel: KESTREL_PROFILE_HZ=%s: not a number; using %d", v,
                 PROF_HZ_DEFAULT);
         return;
     }
@@ -378,7 +381,7 @@ static int prof_read_signal(void)
     const char *why = NULL;
     if (v && *v && sigown_parse(v, &sig, &why) != 0) {
         sig = sigown_default();
-        fprintf(stderr, "kestrel: KESTREL_PROFILE_SIGNAL=%s: %s; using %d\n", v, why, sig);
+        rtsay("kestrel: KESTREL_PROFILE_SIGNAL=%s: %s; using %d", v, why, sig);
     }
     return sig;
 }
@@ -393,6 +396,17 @@ static size_t prof_read_rows(void)
     return v && end != v && !*end && n < SINK_SAMPLES_MAX ? (size_t)n : SINK_SAMPLES_MAX;
 }
 
+/* argv[0] as the kernel was given it, read before main runs: a server rewrites its
+ * argv[0] into a status line ("nginx: worker process"), and its fork children inherit
+ * what is read here, not the rewrite. */
+static void prof_read_invoked(void)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, prof_env.invoked, sizeof prof_env.invoked - 1) : -1;
+    if (fd >= 0) close(fd);
+    prof_env.invoked[n > 0 ? n : 0] = 0;
+}
+
 __attribute__((constructor)) static void prof_init(void)
 {
     const char *path = getenv("KESTREL_PROFILE");
@@ -405,6 +419,7 @@ __attribute__((constructor)) static void prof_init(void)
     if (prof_env.serve_only) path = "";
     else if (!path || !*path) return; /* inactive: no thread, no handler, no allocation */
     prof_env.rows_max = prof_read_rows();
+    prof_read_invoked();
     /* A relative path is taken from the directory the process started in: the
      * program may change directory before its file is written. */
     size_t at = 0;
@@ -413,7 +428,7 @@ __attribute__((constructor)) static void prof_init(void)
         prof_env.tmpl[at++] = '/';
     }
     if (at + strlen(path) >= sizeof(prof_env.tmpl)) {
-        fprintf(stderr, "kestrel: KESTREL_PROFILE: path too long; CPU profiling is off\n");
+        rtsay("kestrel: KESTREL_PROFILE: path too long; CPU profiling is off");
         return;
     }
     strcpy(prof_env.tmpl + at, path);

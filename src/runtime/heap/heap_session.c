@@ -581,9 +581,7 @@ static void heap_after_fork_child(void)
 
 static void heap_die(const char *what, const char *why)
 {
-    char msg[512];
-    int n = snprintf(msg, sizeof msg, "kestrel: heap profile: %s: %s\n", what, why);
-    if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    rtsay("kestrel: heap profile: %s: %s", what, why);
     _exit(1);
 }
 

@@ -109,7 +109,7 @@ static int rt_profile(const struct http_req *q, struct http_resp *r)
     else if (rc == -ESRCH)
         http_error(r, 500,
                    "Could not enable CPU profiling: no CPU profiling session runs in this "
-                   "process (its engine could not start; the program's stderr says why)");
+                   "process (its engine could not start; kestrel's messages say why)");
     else
         http_error(r, 500, "Could not enable CPU profiling: %s", strerror(-rc));
     return 0;

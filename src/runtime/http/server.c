@@ -2,13 +2,13 @@
  *
  * Safety, in the order a request meets it:
  *  - the address: loopback only (127.0.0.0/8, ::1) or a Unix socket (unix:/path, mode
- *    0600), unless KESTREL_HTTP_ALLOW_REMOTE=1, which is said on stderr; an address in use
- *    or refused is one line on stderr, and the program runs on without the server;
+ *    0600), unless KESTREL_HTTP_ALLOW_REMOTE=1, which is said (rtsay.h); an address in use
+ *    or refused is one line (rtsay.h), and the program runs on without the server;
  *  - descriptors: O_CLOEXEC, the runtime's own (rtfd.h: moved high, so that the
  *    numbers the program's own open() gets are those it would get unprofiled, and
  *    checked before every read, send and close: a socket the program closed or
  *    replaced — close_range(3, ~0U, 0), dup2 — is never read, written or closed; the
- *    listening socket lost ends the server, with a line on stderr); a fork child closes
+ *    listening socket lost ends the server, with a line (rtsay.h)); a fork child closes
  *    them at once (it does not serve, and must not keep the port);
  *  - at most HTTP_CONN_MAX connections, each read and written without blocking from one
  *    poll loop: a request must arrive whole within HTTP_READ_MS and HTTP_HEAD_MAX
@@ -19,7 +19,7 @@
  *    with a 503 at once, never queued. Answers in flight hold at most HTTP_PENDING_MAX
  *    bytes. The program and the profiler never wait for this thread;
  *  - the peer: only the program's own user and root (peer.c), unless
- *    KESTREL_HTTP_ALLOW_ANY_USER=1 (said on stderr), checked when its request is whole;
+ *    KESTREL_HTTP_ALLOW_ANY_USER=1 (said, rtsay.h), checked when its request is whole;
  *  - a CPU window is the one thing that outlives its request: the connection waits,
  *    the server goes on answering others (a second CPU request gets 409), and at the
  *    window's end the profile is sent. A client that hangs up meanwhile ends it.
@@ -33,6 +33,7 @@
 #include "runtime/lifecycle.h"
 #include "runtime/pprof_enc.h"
 #include "runtime/rtfd.h"
+#include "runtime/rtsay.h"
 #include "runtime/rtmem.h"
 #include "runtime/rtthread.h"
 
@@ -528,8 +529,8 @@ static void *http_main(void *arg)
             /* The program closed or replaced the listening socket (a daemon's
              * close_range): the server ends; the program and its profile go on. */
             http_end_all();
-            fprintf(stderr, "kestrel: KESTREL_HTTP: the program closed the server's socket; "
-                            "no more /debug/pprof/ answers\n");
+            rtsay("kestrel: KESTREL_HTTP: the program closed the server's socket; "
+                            "no more /debug/pprof/ answers");
             return NULL;
         }
         uint64_t now = http_now_ms();
@@ -677,8 +678,8 @@ static int http_unix_addr(const char *v, struct sockaddr_storage *ss, socklen_t 
     struct sockaddr_un *un = (struct sockaddr_un *)ss;
     memset(ss, 0, sizeof(*ss));
     if (!*path || strlen(path) >= sizeof(un->sun_path)) {
-        fprintf(stderr, "kestrel: KESTREL_HTTP=%s: a socket path of 1 to %zu bytes; no HTTP "
-                        "server\n", v, sizeof(un->sun_path) - 1);
+        rtsay("kestrel: KESTREL_HTTP=%s: a socket path of 1 to %zu bytes; no HTTP "
+                        "server", v, sizeof(un->sun_path) - 1);
         return -1;
     }
     un->sun_family = AF_UNIX;
@@ -691,7 +692,7 @@ static int http_unix_addr(const char *v, struct sockaddr_storage *ss, socklen_t 
                    (connect(probe, (struct sockaddr *)un, *len) == 0 || errno != ECONNREFUSED);
         if (probe >= 0) close(probe);
         if (!S_ISSOCK(st.st_mode) || live) {
-            fprintf(stderr, "kestrel: KESTREL_HTTP=%s: %s; no HTTP server\n", v,
+            rtsay("kestrel: KESTREL_HTTP=%s: %s; no HTTP server", v,
                     S_ISSOCK(st.st_mode) ? "in use" : "exists and is not a socket");
             return -1;
         }
@@ -709,36 +710,36 @@ static int http_listen(const char *v)
     if (!strncmp(v, "unix:", 5)) {
         if (http_unix_addr(v, &ss, &len) != 0) return -1;
     } else if (http_parse_addr(v, &ss, &len, &loopback) != 0) {
-        fprintf(stderr, "kestrel: KESTREL_HTTP=%s: not an address (HOST:PORT, e.g. "
-                        "127.0.0.1:6060); no HTTP server\n", v);
+        rtsay("kestrel: KESTREL_HTTP=%s: not an address (HOST:PORT, e.g. "
+                        "127.0.0.1:6060); no HTTP server", v);
         return -1;
     }
     const char *allow = getenv("KESTREL_HTTP_ALLOW_REMOTE");
     if (!loopback) {
         if (!allow || strcmp(allow, "1") != 0) {
-            fprintf(stderr, "kestrel: KESTREL_HTTP=%s: not a loopback address; profiles would "
+            rtsay("kestrel: KESTREL_HTTP=%s: not a loopback address; profiles would "
                             "be served to the network (set KESTREL_HTTP_ALLOW_REMOTE=1 to allow "
-                            "it); no HTTP server\n", v);
+                            "it); no HTTP server", v);
             return -1;
         }
-        fprintf(stderr, "kestrel: KESTREL_HTTP=%s: serving profiles beyond this machine, to "
-                        "every user (KESTREL_HTTP_ALLOW_REMOTE=1)\n", v);
+        rtsay("kestrel: KESTREL_HTTP=%s: serving profiles beyond this machine, to "
+                        "every user (KESTREL_HTTP_ALLOW_REMOTE=1)", v);
         hs.any_user = 1;
     }
     const char *any = getenv("KESTREL_HTTP_ALLOW_ANY_USER");
     if (any && !strcmp(any, "1") && !hs.any_user) {
-        fprintf(stderr, "kestrel: KESTREL_HTTP=%s: serving profiles to every user of this "
-                        "machine (KESTREL_HTTP_ALLOW_ANY_USER=1)\n", v);
+        rtsay("kestrel: KESTREL_HTTP=%s: serving profiles to every user of this "
+                        "machine (KESTREL_HTTP_ALLOW_ANY_USER=1)", v);
         hs.any_user = 1;
     }
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
-        fprintf(stderr, "kestrel: KESTREL_HTTP=%s: %s; no HTTP server\n", v, strerror(errno));
+        rtsay("kestrel: KESTREL_HTTP=%s: %s; no HTTP server", v, strerror(errno));
         return -1;
     }
     fd = rtfd_adopt(&hs.listen, fd, 0);
     if (fd < 0) {
-        fprintf(stderr, "kestrel: KESTREL_HTTP=%s: %s; no HTTP server\n", v, strerror(-fd));
+        rtsay("kestrel: KESTREL_HTTP=%s: %s; no HTTP server", v, strerror(-fd));
         return -1;
     }
     int one = 1;
@@ -747,7 +748,7 @@ static int http_listen(const char *v)
     if (ss.ss_family == AF_UNIX) fchmod(fd, 0600);
     if (bind(fd, (struct sockaddr *)&ss, len) != 0 ||
         (ss.ss_family == AF_UNIX && chmod(hs.unix_path, 0600) != 0) || listen(fd, 128) != 0) {
-        fprintf(stderr, "kestrel: KESTREL_HTTP=%s: %s; no HTTP server\n", v, strerror(errno));
+        rtsay("kestrel: KESTREL_HTTP=%s: %s; no HTTP server", v, strerror(errno));
         rtfd_close(&hs.listen);
         return -1;
     }
@@ -759,7 +760,7 @@ static int http_listen(const char *v)
     if (ss.ss_family != AF_UNIX && !port_asked && getsockname(fd, (struct sockaddr *)&got, &gl) == 0) {
         unsigned port = ntohs(got.ss_family == AF_INET ? ((struct sockaddr_in *)&got)->sin_port
                                                        : ((struct sockaddr_in6 *)&got)->sin6_port);
-        fprintf(stderr, "kestrel: KESTREL_HTTP=%s: serving /debug/pprof/ on port %u\n", v, port);
+        rtsay("kestrel: KESTREL_HTTP=%s: serving /debug/pprof/ on port %u", v, port);
     }
     return fd;
 }
@@ -793,7 +794,7 @@ __attribute__((constructor)) static void http_init(void)
     pthread_t t;
     int rc = rt_thread_spawn(&t, "kestrel-http", HTTP_STACK, 1, http_main, NULL);
     if (rc != 0) {
-        fprintf(stderr, "kestrel: KESTREL_HTTP=%s: no thread (%s); no HTTP server\n", v,
+        rtsay("kestrel: KESTREL_HTTP=%s: no thread (%s); no HTTP server", v,
                 strerror(rc));
         rtfd_close(&hs.listen);
         return;

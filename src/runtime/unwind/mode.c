@@ -4,6 +4,7 @@
  *
  * Signal handlers: uw_mode_current() (one relaxed load). Inside malloc: the same. */
 #include "runtime/unwind/step.h"
+#include "runtime/rtsay.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@ __attribute__((constructor(101))) static void uw_mode_init(void)
     if (!v || !*v) return;
     int m = uw_mode_parse(v);
     if (m < 0) {
-        fprintf(stderr, "kestrel: KESTREL_PROFILE_UNWIND=%s: not fp, cfi or auto; using auto\n", v);
+        rtsay("kestrel: KESTREL_PROFILE_UNWIND=%s: not fp, cfi or auto; using auto", v);
         return;
     }
     uw_mode_set(m);
