@@ -25,6 +25,7 @@ TEST_PKGS=(
   xz-utils:/usr/bin/xz binutils:/usr/bin/readelf linux-perf:/usr/bin/perf
   dpkg-dev:/usr/bin/dpkg-shlibdeps lintian:/usr/bin/lintian man-db:/usr/bin/man
   libboost-context-dev:/usr/include/boost/context/fiber.hpp
+  nginx-light:/usr/sbin/nginx
 )
 # What code-server's native modules build against, and the ripgrep it searches with,
 # for the VS Code extension's editor test (scripts/code-server.sh).

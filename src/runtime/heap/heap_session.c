@@ -568,15 +568,25 @@ static void heap_flush(enum lifecycle_event ev)
     heap_own_run(heap_flush_work, &ev);
 }
 
-/* Only this thread exists: no session, a stopped profiler; the parent's sampled
- * blocks are released by their frees without counting. */
+/* Only this thread exists: the parent's session is not the child's, and the parent's
+ * sampled blocks are released by their frees without counting. A session that
+ * KESTREL_HEAP started goes on in the child as a session of its own, written to the
+ * child's file at its end, as an exec'd process's is: a prefork server's workers are
+ * heap-profiled too. */
 static void heap_after_fork_child(void)
 {
+    int restart = heap_active && heap_path_set;
+    int64_t interval = heap_info.interval;
     heap_api_lock = (heap_mutex_t)HEAP_MUTEX_INIT;
     heap_lock = (heap_mutex_t)HEAP_MUTEX_INIT;
     heap_table_forget(&heap_table); /* not mapped here: MADV_DONTFORK */
     __atomic_store_n(&heap_active, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&heap_gen, heap_gen + 1 ? heap_gen + 1 : 1, __ATOMIC_RELEASE);
+    heap_exec_file[0] = 0; /* the parent's */
+    if (restart) {
+        int rc = kestrel_heap_start((size_t)interval);
+        if (rc) rtsay("kestrel: heap profile: cannot start in a fork child: %s", rtsay_errno(rc));
+    }
 }
 
 static void heap_die(const char *what, const char *why)
