@@ -249,6 +249,10 @@ struct heap_side {
 int heap_side_run(struct heap_tls *t, void (*fn)(void *), void *arg);
 /* In a fork child: the side stacks of the threads that are gone are free again. */
 void heap_side_after_fork_child(void);
+/* A fork child's two handlers (heap_thread.c's locks made anew; the session's, through
+ * lifecycle) run in an order pthread_atfork does not promise: each calls this once, and
+ * the second restarts an environment session, when both locks and session are fresh. */
+void heap_fork_child_done(void);
 
 /* ===== bounded tables (heap_table.c) ===== */
 

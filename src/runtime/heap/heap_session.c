@@ -573,20 +573,31 @@ static void heap_flush(enum lifecycle_event ev)
  * KESTREL_HEAP started goes on in the child as a session of its own, written to the
  * child's file at its end, as an exec'd process's is: a prefork server's workers are
  * heap-profiled too. */
+static int heap_fork_handlers;     /* of a fork child's two, how many have run */
+static int64_t heap_fork_interval; /* the session to start again in it, 0 none */
+
+void heap_fork_child_done(void)
+{
+    if (++heap_fork_handlers < 2) return;
+    heap_fork_handlers = 0;
+    int64_t interval = heap_fork_interval;
+    heap_fork_interval = 0;
+    if (interval) {
+        int rc = kestrel_heap_start((size_t)interval);
+        if (rc) rtsay("kestrel: heap profile: cannot start in a fork child: %s", rtsay_errno(rc));
+    }
+}
+
 static void heap_after_fork_child(void)
 {
-    int restart = heap_active && heap_path_set;
-    int64_t interval = heap_info.interval;
+    heap_fork_interval = heap_active && heap_path_set ? heap_info.interval : 0;
     heap_api_lock = (heap_mutex_t)HEAP_MUTEX_INIT;
     heap_lock = (heap_mutex_t)HEAP_MUTEX_INIT;
     heap_table_forget(&heap_table); /* not mapped here: MADV_DONTFORK */
     __atomic_store_n(&heap_active, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&heap_gen, heap_gen + 1 ? heap_gen + 1 : 1, __ATOMIC_RELEASE);
     heap_exec_file[0] = 0; /* the parent's */
-    if (restart) {
-        int rc = kestrel_heap_start((size_t)interval);
-        if (rc) rtsay("kestrel: heap profile: cannot start in a fork child: %s", rtsay_errno(rc));
-    }
+    heap_fork_child_done();
 }
 
 static void heap_die(const char *what, const char *why)

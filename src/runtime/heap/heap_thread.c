@@ -82,6 +82,7 @@ static void heap_fork_child(void)
     heap_tls.locks -= 2;
     memset(heap_threads, 0, sizeof heap_threads);
     if (heap_tls.slot >= 0) heap_threads[heap_tls.slot] = &heap_tls;
+    heap_fork_child_done();
 }
 
 __attribute__((constructor)) static void heap_thread_init(void)
