@@ -10,17 +10,21 @@
 
 #include "runtime/heap/heap_guard.h"
 #include "runtime/interpose.h"
+#include "runtime/rtmem.h"
 
 struct rt_start {
     void *(*fn)(void *);
     void *arg;
 };
 
+/* The start block is a page of the runtime's own (rtmem), never malloc's: the first
+ * free() on a new thread makes glibc give it an arena of its own, 64 MiB of address
+ * space (128 MiB reserved to align it), which a program under RLIMIT_AS then lacks. */
 static void *rt_thread_main(void *p)
 {
     struct rt_start start = *(struct rt_start *)p;
     heap_ignore_enter(); /* for life: what this thread allocates is not the program's */
-    free(p);
+    rtmem_free(p, sizeof start);
     return start.fn(start.arg);
 }
 
@@ -32,7 +36,7 @@ int rt_thread_spawn(pthread_t *out, const char *name, size_t stack_size, int det
     pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits "everything blocked" */
     heap_ignore_enter(); /* glibc allocates inside pthread_create: not the program's */
     int rc = ENOMEM;
-    struct rt_start *start = malloc(sizeof *start);
+    struct rt_start *start = rtmem_alloc(sizeof *start);
     if (start) {
         *start = (struct rt_start){fn, arg};
         pthread_attr_t at;
@@ -50,7 +54,7 @@ int rt_thread_spawn(pthread_t *out, const char *name, size_t stack_size, int det
         rc = REAL(pthread_create)(out, &at, rt_thread_main, start);
         prctl(PR_SET_NAME, mine);
         pthread_attr_destroy(&at);
-        if (rc != 0) free(start);
+        if (rc != 0) rtmem_free(start, sizeof *start);
     }
     heap_ignore_leave();
     pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -37,11 +37,41 @@ _Static_assert(UNWIND_MAX_DEPTH < 1u << 16, "a stack's length fits");
  * index sink_other (if >= 0) is "(other stacks)", empty, and never in the hash. Once
  * either table is full, new stacks go there; the table with the last free entry
  * keeps it for that bucket. */
+/* The tables of words, rows and counts past the rows are mapped at a small size and
+ * grow (mremap, doubling) up to their limits as they fill: reserving their limits at
+ * start took 105 MiB of address space from every profiled process, which a program
+ * under RLIMIT_AS then lacked. A table that cannot grow is full. */
+struct sink_grow {
+    size_t bytes; /* mapped */
+    size_t max;   /* its limit */
+};
+static struct sink_grow sink_words_g, sink_rows_g, sink_agg_g;
+#define SINK_WORDS_FIRST (64u << 10)  /* bytes mapped at the start */
+#define SINK_ROWS_FIRST (128u << 10)
+#define SINK_AGG_FIRST (64u << 10)
+
+/* Makes *p hold `need` bytes (a table's entries so far and the next ones). 0, or -1
+ * when it is at its limit or the mapping cannot grow. */
+static int sink_grow(void **p, struct sink_grow *g, size_t need)
+{
+    if (need <= g->bytes) return 0;
+    if (need > g->max) return -1;
+    size_t to = g->bytes;
+    while (to < need)
+        to *= 2;
+    if (to > g->max) to = g->max;
+    void *q = mremap(*p, g->bytes, to, MREMAP_MAYMOVE);
+    if (q == MAP_FAILED) return -1;
+    *p = q;
+    g->bytes = to;
+    return 0;
+}
+
 static struct sink_stack *sink_stacks; /* SINK_STACKS_MAX */
 static uint32_t *sink_hash;            /* SINK_HASH_SLOTS */
-static uint64_t *sink_words;           /* SINK_WORDS_MAX */
-static struct sink_row *sink_rowv;     /* SINK_SAMPLES_MAX */
-static struct sink_agg_entry *sink_aggv; /* SINK_AGG_MAX, past the rows */
+static uint64_t *sink_words;           /* SINK_WORDS_MAX at most (sink_words_g) */
+static struct sink_row *sink_rowv;     /* SINK_SAMPLES_MAX at most (sink_rows_g) */
+static struct sink_agg_entry *sink_aggv; /* SINK_AGG_MAX at most (sink_agg_g), past the rows */
 static uint32_t *sink_agg_hash;          /* SINK_AGG_HASH: 0 empty, else 1 + index */
 static size_t sink_rows_max = SINK_SAMPLES_MAX;
 static struct sink_counts sink_n;
@@ -67,9 +97,9 @@ static void sink_release(int unmap)
     if (unmap) {
         rtmem_free(sink_stacks, SINK_BYTES_STACKS);
         rtmem_free(sink_hash, SINK_BYTES_HASH);
-        rtmem_free(sink_words, SINK_BYTES_WORDS);
-        rtmem_free(sink_rowv, SINK_BYTES_ROWS);
-        rtmem_free(sink_aggv, SINK_BYTES_AGG);
+        rtmem_free(sink_words, sink_words_g.bytes);
+        rtmem_free(sink_rowv, sink_rows_g.bytes);
+        rtmem_free(sink_aggv, sink_agg_g.bytes);
         rtmem_free(sink_agg_hash, SINK_BYTES_AGG_HASH);
     }
     sink_aggv = NULL;
@@ -93,9 +123,12 @@ int sink_open(uint64_t mono_start_ns, size_t rows_max)
     sink_unmap();
     sink_stacks = rtmem_alloc_nofork(SINK_BYTES_STACKS);
     sink_hash = rtmem_alloc_nofork(SINK_BYTES_HASH);
-    sink_words = rtmem_alloc_nofork(SINK_BYTES_WORDS);
-    sink_rowv = rtmem_alloc_nofork(SINK_BYTES_ROWS);
-    sink_aggv = rtmem_alloc_nofork(SINK_BYTES_AGG);
+    sink_words_g = (struct sink_grow){SINK_WORDS_FIRST, SINK_BYTES_WORDS};
+    sink_rows_g = (struct sink_grow){SINK_ROWS_FIRST, SINK_BYTES_ROWS};
+    sink_agg_g = (struct sink_grow){SINK_AGG_FIRST, SINK_BYTES_AGG};
+    sink_words = rtmem_alloc_nofork(sink_words_g.bytes);
+    sink_rowv = rtmem_alloc_nofork(sink_rows_g.bytes);
+    sink_aggv = rtmem_alloc_nofork(sink_agg_g.bytes);
     sink_agg_hash = rtmem_alloc_nofork(SINK_BYTES_AGG_HASH);
     memset(&sink_n, 0, sizeof(sink_n));
     sink_other = -1;
@@ -155,7 +188,8 @@ static int32_t sink_intern(const uint64_t *frames, size_t n, unsigned stop)
             memcmp(&sink_words[st->off], frames, n * sizeof(uint64_t)) == 0)
             return (int32_t)(sink_hash[i] - 1);
     }
-    if (sink_n.stacks >= SINK_STACKS_MAX - 1 || sink_n.words + n > SINK_WORDS_MAX) {
+    if (sink_n.stacks >= SINK_STACKS_MAX - 1 || sink_n.words + n > SINK_WORDS_MAX ||
+        sink_grow((void **)&sink_words, &sink_words_g, (sink_n.words + n) * sizeof(uint64_t))) {
         sink_n.other_stack_samples++;
         return sink_other_bucket();
     }
@@ -185,7 +219,9 @@ static void sink_count_past_rows(uint32_t thread, uint64_t cpu_ns, int state, in
             return;
         }
     }
-    if (sink_n.agg_entries >= SINK_AGG_MAX) {
+    if (sink_n.agg_entries >= SINK_AGG_MAX ||
+        sink_grow((void **)&sink_aggv, &sink_agg_g,
+                  (sink_n.agg_entries + 1) * sizeof(struct sink_agg_entry))) {
         sink_n.samples_past_limit++;
         sink_n.past_limit_cpu_ns += cpu_ns;
         return;
@@ -237,7 +273,9 @@ static void sink_add_row(uint32_t ti, uint64_t t_ns, uint64_t cpu_ns, int state,
     if (atomic_load_explicit(&sink_win_on, memory_order_acquire))
         sink_window_add(t, ti, t_ns, cpu_ns, state, stack);
     uint64_t rel = t_ns > sink_start_ns ? t_ns - sink_start_ns : 0;
-    if (sink_n.samples >= sink_rows_max) {
+    if (sink_n.samples >= sink_rows_max ||
+        sink_grow((void **)&sink_rowv, &sink_rows_g,
+                  (sink_n.samples + 1) * sizeof(struct sink_row))) {
         /* The earliest of them: engines drain thread by thread, so rows may go on a
          * little past it, but no sample before it lacks a row. */
         if ((!sink_n.agg_samples && !sink_n.samples_past_limit) || rel < sink_n.timed_end_ns)
@@ -245,9 +283,11 @@ static void sink_add_row(uint32_t ti, uint64_t t_ns, uint64_t cpu_ns, int state,
         sink_count_past_rows(ti, cpu_ns, state, stack);
         return;
     }
-    if (sink_n.samples % SINK_ROWS_CHUNK == 0) /* a kernel without it faults as before */
-        madvise(&sink_rowv[sink_n.samples], SINK_ROWS_CHUNK * sizeof(struct sink_row),
-                MADV_POPULATE_WRITE);
+    if (sink_n.samples % SINK_ROWS_CHUNK == 0) { /* a kernel without it faults as before */
+        size_t left = sink_rows_g.bytes - sink_n.samples * sizeof(struct sink_row);
+        size_t want = SINK_ROWS_CHUNK * sizeof(struct sink_row);
+        madvise(&sink_rowv[sink_n.samples], want < left ? want : left, MADV_POPULATE_WRITE);
+    }
     sink_rowv[sink_n.samples++] = (struct sink_row){
         .t_rel_ns = rel < SINK_ROW_T_MAX ? rel : SINK_ROW_T_MAX,
         .cpu_ns = cpu_ns < SINK_ROW_CPU_MAX ? cpu_ns : SINK_ROW_CPU_MAX,

@@ -61,10 +61,25 @@ static uint32_t uw_build_after(const struct uw_file *f)
 
 static _Atomic(const struct uw_image *) uw_slots[UW_SLOTS];
 static _Atomic size_t uw_nslots;  /* slots ever used */
-static struct uw_image *uw_descs; /* UW_DESCS, mapped on first refresh */
+/* Descriptors and files live in blocks of UW_BLOCK, mapped as they are needed and never
+ * moved (readers hold pointers into them): mapping UW_DESCS of each at once took 33 MiB
+ * of address space from every profiled process, which a program under RLIMIT_AS lacks. */
+#define UW_BLOCK 256u
+static struct uw_image *uw_desc_blocks[UW_DESCS / UW_BLOCK];
 static size_t uw_ndescs;
-static struct uw_file *uw_files; /* UW_DESCS */
+static struct uw_file *uw_file_blocks[UW_DESCS / UW_BLOCK];
 static size_t uw_nfiles;
+static int uw_descs; /* the first blocks are mapped */
+
+/* Entry i of a table of blocks, its block mapped if it is not yet; NULL when it cannot be. */
+static void *uw_block_entry(void **blocks, size_t size, size_t i)
+{
+    void **b = &blocks[i / UW_BLOCK];
+    if (!*b) *b = rtmem_alloc(size * UW_BLOCK);
+    return *b ? (char *)*b + size * (i % UW_BLOCK) : NULL;
+}
+#define uw_file_at(i) ((struct uw_file *)uw_block_entry((void **)uw_file_blocks, sizeof(struct uw_file), (i)))
+#define uw_desc_at(i) ((struct uw_image *)uw_block_entry((void **)uw_desc_blocks, sizeof(struct uw_image), (i)))
 static uint8_t uw_seen[UW_SLOTS];
 static struct uw_table_stats uw_st;
 static _Atomic uint64_t uw_ndirect; /* lookups read from an FDE */
@@ -266,7 +281,7 @@ static struct uw_file *uw_file_of(const struct dl_phdr_info *info, const struct 
     const char *path = uw_path(info);
     uint64_t hdr_rel = d->hdr - info->dlpi_addr, text_rel = d->lo - info->dlpi_addr;
     for (size_t i = 0; i < uw_nfiles; i++) {
-        struct uw_file *f = &uw_files[i];
+        struct uw_file *f = uw_file_at(i);
         if (f->hdr_rel == hdr_rel && f->text_rel == text_rel && f->text_size == d->hi - d->lo &&
             strncmp(f->key, path, UW_KEY_MAX - 1) == 0) {
             if (atomic_load_explicit(&f->tab, memory_order_relaxed)) uw_st.reused++;
@@ -278,11 +293,12 @@ static struct uw_file *uw_file_of(const struct dl_phdr_info *info, const struct 
         uw_st.images_nocfi++;
         return NULL;
     }
-    if (uw_nfiles == UW_DESCS) {
+    struct uw_file *f = uw_nfiles < UW_DESCS ? uw_file_at(uw_nfiles) : NULL;
+    if (!f) {
         uw_st.images_over++;
         return NULL;
     }
-    struct uw_file *f = &uw_files[uw_nfiles++];
+    uw_nfiles++;
     size_t pl = strnlen(path, UW_KEY_MAX - 1);
     memcpy(f->key, path, pl);
     f->key[pl] = 0;
@@ -372,11 +388,12 @@ static int uw_visit_cb(struct dl_phdr_info *info, size_t size, void *data)
             slot = i;
             break;
         }
-    if (slot == UW_SLOTS || uw_ndescs == UW_DESCS) {
+    struct uw_image *d = slot < UW_SLOTS && uw_ndescs < UW_DESCS ? uw_desc_at(uw_ndescs) : NULL;
+    if (!d) {
         uw_st.images_over++;
         return 0;
     }
-    struct uw_image *d = &uw_descs[uw_ndescs++];
+    uw_ndescs++;
     d->lo = lo;
     d->hi = hi;
     d->slide = info->dlpi_addr;
@@ -408,16 +425,11 @@ int uw_tables_refresh(void)
     unsigned long long c[2] = {0, 0};
     pthread_mutex_lock(&uw_mu);
     if (!uw_descs) {
-        uw_descs = rtmem_alloc(sizeof(struct uw_image) * UW_DESCS);
-        uw_files = rtmem_alloc(sizeof(struct uw_file) * UW_DESCS);
-        if (!uw_descs || !uw_files) {
-            rtmem_free(uw_descs, sizeof(struct uw_image) * UW_DESCS);
-            rtmem_free(uw_files, sizeof(struct uw_file) * UW_DESCS);
-            uw_descs = NULL;
-            uw_files = NULL;
+        if (!uw_desc_at(0) || !uw_file_at(0)) {
             pthread_mutex_unlock(&uw_mu);
             return -12; /* -ENOMEM */
         }
+        uw_descs = 1;
     }
     dl_iterate_phdr(uw_counters_cb, c);
     if (c[0] != uw_adds || c[1] != uw_subs) {
