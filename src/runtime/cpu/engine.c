@@ -6,7 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+/* The perf engine keeps descriptors for its whole run (an event per CPU or thread, its
+ * epoll set, its eventfd), each a number the program can no longer open. A program whose
+ * descriptor limit is below this (`ulimit -n 64`) counts on each one: `auto` then takes
+ * the signal engine, which keeps none. */
+#define ENGINE_PERF_MIN_NOFILE 1024
 
 /* The sentence `auto` leaves in the raw file (engine_choice), in a buffer of ours. */
 static char engine_choice_buf[320];
@@ -38,7 +45,13 @@ const struct engine *engine_choose(const char *want, const char **why, const cha
     }
     int auto_ = !want || !*want || strcmp(want, "auto") == 0;
     const char *sig_why = NULL;
-    if (auto_ || strcmp(want, "perf") == 0) {
+    struct rlimit nofile;
+    int few_fds = auto_ && getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
+                  nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < ENGINE_PERF_MIN_NOFILE;
+    if (few_fds)
+        *why = "the descriptor limit (RLIMIT_NOFILE) is below 1024, and the perf engine would "
+               "keep descriptors the program may need";
+    if ((auto_ && !few_fds) || (!auto_ && strcmp(want, "perf") == 0)) {
         if (perf->check(why) == 0) {
             if (!auto_) return perf;
             /* Where the kernel forces exclude_kernel, perf events never fire in a system
