@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A program under RLIMIT_NOFILE and RLIMIT_AS set before it starts (prlimit) has what it
+# has unprofiled (tests/cli/limits/limits.c: threads made, MiB allocated, files opened):
+# under a descriptor limit below 1024 exactly as many files (`auto` takes the signal
+# engine, which keeps no descriptor, and says why through kestrel); at 1024 the perf
+# engine's few; under an address-space limit the same threads, and MiB allocated short by
+# at most the runtime's own address space (24 MiB; it reserved 290 MB before).
+set -u
+cd "$(dirname "$0")/../.."
+fail=0
+t=$(mktemp -d /tmp/kestrel-e2e-limits-XXXXXX)
+trap 'rm -rf "$t"' EXIT
+check() { # check DESCRIPTION COMMAND...
+  local what=$1; shift
+  if "$@"; then echo "ok   $what"; else echo "FAIL: $what"; fail=1; fi
+}
+k=$PWD/build/bin/kestrel
+cc -O1 -pthread -o "$t/limits" tests/cli/limits/limits.c || exit 1
+field() { sed -n "s/.*$1=\([0-9]*\).*/\1/p" <<<"$2"; }
+
+for n in 8 16 64 1024; do
+  plain=$(prlimit --nofile=$n -- "$t/limits")
+  prof=$("$k" record -o "$t/nf$n" --report=/dev/null -- prlimit --nofile=$n -- "$t/limits" 2>"$t/nf$n.err"); rc=$?
+  check "NOFILE $n: exit 0 ($rc)" test $rc -eq 0
+  pf=$(field files "$plain"); kf=$(field files "$prof")
+  if [ $n -lt 1024 ]; then
+    check "NOFILE $n: the same files as unprofiled ($kf of $pf)" test "$kf" = "$pf"
+    check "NOFILE $n: kestrel says the signal engine is used and why" \
+      grep -q "kestrel: pid [0-9]* (limits): the perf engine is unavailable (the descriptor limit (RLIMIT_NOFILE) is below 1024" "$t/nf$n.err"
+  else
+    check "NOFILE $n: at most 8 files fewer than unprofiled ($kf of $pf)" test "$kf" -ge $((pf - 8))
+  fi
+  check "NOFILE $n: profiled ($(ls "$t/nf$n.raw" | tr '\n' ' '))" \
+    bash -c 'ls "$1"/*.raw.json >/dev/null 2>&1' _ "$t/nf$n.raw"
+done
+
+for mb in 200 300; do
+  plain=$(prlimit --as=$((mb << 20)) -- "$t/limits")
+  prof=$("$k" record -o "$t/as$mb" --report=/dev/null -- prlimit --as=$((mb << 20)) -- "$t/limits" 2>"$t/as$mb.err"); rc=$?
+  check "AS ${mb} MB: exit 0 ($rc: $(head -c 200 "$t/as$mb.err"))" test $rc -eq 0
+  check "AS ${mb} MB: the same threads as unprofiled ($(field threads "$prof") of $(field threads "$plain"))" \
+    test "$(field threads "$prof")" = "$(field threads "$plain")"
+  pm=$(field mib "$plain"); km=$(field mib "$prof")
+  check "AS ${mb} MB: MiB allocated short by at most 24 ($km of $pm)" test "$km" -ge $((pm - 24))
+  check "AS ${mb} MB: profiled" bash -c 'ls "$1"/*.raw.json >/dev/null 2>&1' _ "$t/as$mb.raw"
+done
+exit $fail
