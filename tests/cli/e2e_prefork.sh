@@ -86,13 +86,13 @@ if [ -x /usr/sbin/nginx ]; then
   owners=$(stat -c %U "$t"/ng1/ng.raw/*.raw.json | sort | uniq -c | tr -s ' ' | tr '\n' ';')
   check "nginx: the workers' files were written as www-data ($owners)" \
     bash -c 'stat -c %U "$1"/*.raw.json | grep -c "^www-data$" | grep -qx 2' _ "$t/ng1/ng.raw"
-  rows=$(grep -cE '^ +[0-9]+ +[0-9]+ .* nginx  \(' "$t/ng1/report")
+  rows=$(grep -E '^ +[0-9]+ +[0-9]+ .* nginx  \(' "$t/ng1/report" | awk '{print $1}' | sort -u | wc -l)
   check "nginx: the report lists the 3 processes, each named nginx ($rows)" test "$rows" -eq 3
   check "nginx: no process named after its status line" \
     bash -c '! grep -qE "nginx\.conf|nginx: (master|worker)  " "$1"' _ "$t/ng1/report"
   check "nginx: the workers' compression (libz) in the report" grep -q "nginx \[[0-9]*\] .*libz\.so" "$t/ng1/report"
-  check "nginx: the report of the heap lists every process" \
-    bash -c '[ "$(grep -c "^kestrel: .*heap" "$1" )" -ge 1 ]' _ "$t/ng1/report"
+  check "nginx: the heap report lists every process's file ($(grep "each process's heap profile" "$t/ng1/report"))" \
+    bash -c '[ "$(grep "each process.s heap profile:" "$1" | sed "s/.*(//; s/).*//" | wc -w)" -eq 3 ]' _ "$t/ng1/report"
 else
   echo "FAIL: /usr/sbin/nginx is not installed (scripts/deps.sh: nginx-light)"; fail=1
 fi
@@ -122,7 +122,9 @@ raws=$(ls "$t"/pf1/pf.raw/*.raw.json 2>/dev/null | wc -l)
 heaps=$(ls "$t"/pf1/pf.raw/*.heap.pb.gz 2>/dev/null | wc -l)
 check "C prefork: a CPU profile per process ($raws)" test "$raws" -eq 4
 check "C prefork: a heap profile per process ($heaps)" test "$heaps" -eq 4
-rows=$(grep -cE '^ +[0-9]+ +[0-9]+ .* prefork  \(' "$t/pf1/report")
+rows=$(grep -E '^ +[0-9]+ +[0-9]+ .* prefork  \(' "$t/pf1/report" | awk '{print $1}' | sort -u | wc -l)
+check "C prefork: the heap report lists every process's file" \
+  bash -c '[ "$(grep "each process.s heap profile:" "$1" | sed "s/.*(//; s/).*//" | wc -w)" -eq 4 ]' _ "$t/pf1/report"
 check "C prefork: the report lists the 4 processes ($rows)" test "$rows" -eq 4
 check "C prefork: handle_request in the report" grep -q "handle_request" "$t/pf1/report"
 # Every worker's heap profile holds handle_request's allocations.
