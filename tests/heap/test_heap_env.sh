@@ -2,8 +2,8 @@
 # KESTREL_HEAP through the environment, as a user preloads the runtime: the file is
 # written at exit (a %p path, a directory, empty: the default name), before exec,
 # before SIGTERM's default action ends the process, at _exit, _Exit, quick_exit and
-# exit_group, at the end of an image whose exec failed; a forked child has no profile and
-# writes no file; a bad interval is said and replaced by the default. go tool pprof
+# exit_group, at the end of an image whose exec failed; a forked child runs a profile of
+# its own and writes its own file (a prefork server's workers); a bad interval is said and replaced by the default. go tool pprof
 # -raw (pprof's own parser, which checks every index) reads each file and shows the
 # sample types, the period and the executable's mapping with its build id.
 . "$(dirname "$0")/lib.sh"
@@ -79,12 +79,12 @@ for m in execfail execbad; do
     fi
 done
 
-# fork: the child runs no profile and writes nothing
+# fork: the child runs a profile of its own and writes its own file
 rm -f "$T"/out.*
 out=$(run KESTREL_HEAP="$T/out.%p.pb.gz" "$PROG" fork)
-grep -q 'child running=0' <<<"$out" || bad "fork: child says: $out"
+grep -q 'child running=1' <<<"$out" || bad "fork: child says: $out"
 n=$(ls "$T" | grep -cE '^out\.[0-9]+\.pb\.gz$')
-[ "$n" = 1 ] || bad "fork: $n files: $(ls "$T")"
+[ "$n" = 2 ] || bad "fork: $n files: $(ls "$T")"
 
 # a bad interval: one line, the default interval, and the program runs profiled
 out=$(run KESTREL_HEAP="$T/x.pb.gz" KESTREL_HEAP_INTERVAL=1000 "$PROG" exit 2>&1)
