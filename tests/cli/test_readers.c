@@ -364,8 +364,79 @@ static void test_pprof_bytes(void)
     pb_buf_free(&b);
 }
 
+/* A streamed file (docs/raw-format.md, "Streamed"): chunks joined, images and threads
+ * replaced from their _from index, stacks and samples appended with indices across
+ * chunks, the last value of a count kept; a file cut inside a chunk read to the chunk
+ * before and said; a cut inside the first chunk, or chunks out of order, refused. */
+static const char chunk0[] =
+    "{\"chunk\":0,\"version\":1,\"pid\":77,\"exe\":\"/bin/x\",\"invoked\":\"/usr/bin/name\","
+    "\"cmdline\":[\"x: worker process\"],\"rate_hz\":100,\"start_unix_ns\":1000000000,"
+    "\"end_unix_ns\":2000000000,\"images_from\":0,\"threads_from\":0,"
+    "\"images\":[{\"path\":\"/bin/x\",\"base\":4194304,\"slide\":0,\"text\":4198400,"
+    "\"text_size\":8192,\"arch\":\"x86_64\"}],"
+    "\"threads\":[{\"fiber\":0,\"label\":\"main\",\"tid\":77,\"name\":\"early\"}],"
+    "\"stacks\":[[4198500]],\"stack_ends\":[1],\"samples\":[[10,0,0,0,5]],\"dropped\":1}\n";
+static const char chunk1[] =
+    "{\"chunk\":1,\"end_unix_ns\":3000000000,\"images_from\":1,\"threads_from\":1,"
+    "\"images\":[],\"threads\":[{\"fiber\":0,\"label\":\"thread\",\"tid\":78}],"
+    "\"stacks\":[[4198600]],\"stack_ends\":[1],\"samples\":[[20,1,1,0,5],[30,0,0,1,0]],"
+    "\"dropped\":2}\n";
+static const char closing[] =
+    "{\"chunk\":2,\"closing\":true,\"end_unix_ns\":4000000000,\"images_from\":0,"
+    "\"threads_from\":0,\"images\":[{\"path\":\"/bin/x\",\"base\":4194304,\"slide\":0,"
+    "\"text\":4198400,\"text_size\":8192,\"arch\":\"x86_64\"}],"
+    "\"threads\":[{\"fiber\":0,\"label\":\"main\",\"tid\":77,\"name\":\"late\"},"
+    "{\"fiber\":0,\"label\":\"thread\",\"tid\":78}],"
+    "\"stacks\":[],\"stack_ends\":[],\"samples\":[[40,1,1,0,5]],\"dropped\":3}\n";
+
+static int has_comment(const struct profile *p, const char *part)
+{
+    for (size_t i = 0; i < p->meta.n_comments; i++)
+        if (strstr(p->meta.comments[i], part)) return 1;
+    return 0;
+}
+
+static void test_streamed(void)
+{
+    char doc[4096];
+    snprintf(doc, sizeof doc, "%s%s%s", chunk0, chunk1, closing);
+    struct profile *p = raw(doc);
+    CHECKF(p != NULL, "%s", why);
+    if (p) {
+        CHECK(p->n_threads == 2 && !strcmp(p->threads[0].name, "late"));
+        CHECK(p->n_images == 1 && p->n_samples == 4 && p->meta.dropped == 3);
+        CHECK(p->meta.end_unix_ns == 4000000000);
+        CHECK(p->samples[3].thread == 1 && p->samples[1].stack == p->samples[3].stack);
+        CHECK(!has_comment(p, "ended without"));
+        CHECK(p->n_processes == 1 && !strcmp(p->processes[0].name, "name"));
+        profile_free(p);
+    }
+    /* Killed after chunk 1, in the middle of the closing chunk. */
+    snprintf(doc, sizeof doc, "%s%s%.*s", chunk0, chunk1, 60, closing);
+    p = raw(doc);
+    CHECKF(p != NULL, "%s", why);
+    if (p) {
+        CHECK(p->n_samples == 3 && p->meta.dropped == 2 && p->n_threads == 2);
+        CHECK(!strcmp(p->threads[0].name, "early"));
+        CHECK(has_comment(p, "pid 77 ended without writing the end of its profile"));
+        CHECK(has_comment(p, "its first 2 chunks are read, 2.0 s of its run; the last 60 bytes"));
+        profile_free(p);
+    }
+    /* Cut inside chunk 0: nothing to read. */
+    snprintf(doc, sizeof doc, "%.*s", 100, chunk0);
+    CHECK(raw(doc) == NULL && strstr(why, "cut inside its first chunk"));
+    /* Chunks out of order. */
+    snprintf(doc, sizeof doc, "%s%s", chunk0, closing);
+    CHECK(raw(doc) == NULL && strstr(why, "chunk 1 is numbered 2"));
+    /* A thread's index past the threads given (a sample before its thread). */
+    snprintf(doc, sizeof doc, "%s%s", chunk0,
+             "{\"chunk\":1,\"closing\":true,\"samples\":[[20,5,0,0]]}");
+    CHECK(raw(doc) == NULL && strstr(why, "thread 5 out of range"));
+}
+
 int main(void)
 {
+    test_streamed();
     test_minimal();
     test_full();
     test_bad_raw();
