@@ -558,6 +558,17 @@ static int tree_has_heap(const char *dir)
     return found;
 }
 
+/* The descriptor limit the program started with (kestrel's own), when it is small
+ * enough that a program may have used every one. */
+static int low_nofile(rlim_t *n)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= 1024)
+        return 0;
+    *n = rl.rlim_cur;
+    return 1;
+}
+
 /* After the run: every profile the runtime left, exported and reported. */
 static int analyse_run(const struct record_options *o, const char *stem,
                        const struct record_paths *r, pid_t pid, int status, const char *argv0)
@@ -581,6 +592,7 @@ static int analyse_run(const struct record_options *o, const char *stem,
          * profiles). */
         const char *why = any ? ", only its child processes did" : "";
         const char *where = raw ? raw : r->raw_dir;
+        rlim_t nofile = 0;
         if (cli_static_program(argv0))
             fprintf(stderr,
                     "kestrel: %s: the program left no profile: %s is statically linked, and "
@@ -597,6 +609,12 @@ static int analyse_run(const struct record_options *o, const char *stem,
             fprintf(stderr, "kestrel: %s: the program left no profile (killed by SIG%s)%s\n",
                     where, sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
                     why);
+        else if (low_nofile(&nofile))
+            fprintf(stderr,
+                    "kestrel: %s: the program left no profile%s; under a descriptor limit of "
+                    "%llu (RLIMIT_NOFILE), a program that holds every descriptor when it ends "
+                    "leaves none to write it\n",
+                    where, why, (unsigned long long)nofile);
         else
             fprintf(stderr, "kestrel: %s: the program left no profile%s\n", where, why);
         failed = !any;

@@ -44,4 +44,12 @@ for mb in 200 300; do
   check "AS ${mb} MB: MiB allocated short by at most 24 ($km of $pm)" test "$km" -ge $((pm - 24))
   check "AS ${mb} MB: profiled" bash -c 'ls "$1"/*.raw.json >/dev/null 2>&1' _ "$t/as$mb.raw"
 done
+# A program that holds every descriptor when it ends: no profile can be written, and
+# kestrel says why in one line, with the program's status.
+printf '#include <fcntl.h>\nint main(void) { while (open("/dev/null", O_RDONLY) >= 0) ; return 3; }\n' >"$t/hold.c"
+cc -o "$t/hold" "$t/hold.c"
+(ulimit -n 16; "$k" record -o "$t/hold" -- "$t/hold" >/dev/null 2>"$t/hold.err"); rc=$?
+check "every descriptor held: kestrel exits 3 as the program did ($rc)" test $rc -eq 3
+check "every descriptor held: kestrel says why ($(tail -1 "$t/hold.err"))" \
+  grep -q "the program left no profile; under a descriptor limit of 16 (RLIMIT_NOFILE), a program that holds every descriptor when it ends leaves none to write it" "$t/hold.err"
 exit $fail
