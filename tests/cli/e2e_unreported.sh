@@ -24,7 +24,8 @@ out=$($K record --report=/dev/stdout -o "$t/vdso" -- "$t/vdso" 4000000 2>"$t/vds
 check "vdso: record exits 0" test $? -eq 0
 check "vdso: the raw file carries its bytes" python3 - "$(raw_of vdso)" <<'PY'
 import base64, json, sys
-d = json.load(open(sys.argv[1]))
+sys.path.insert(0, "tests"); from rawjson import load
+d = load(sys.argv[1])
 v = [im for im in d["images"] if im["path"] == "linux-vdso.so.1"]
 elf = base64.b64decode(v[0]["elf"]) if v and "elf" in v[0] else b""
 sys.exit(0 if elf[:4] == b"\x7fELF" and len(elf) < 64 * 1024 else 1)
@@ -41,7 +42,8 @@ check "remap: record exits 0" test $? -eq 0
 maps+=("$(perf_map_of remap)")
 check "remap: the mappings are images of the raw file" python3 - "$(raw_of remap)" <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))
+sys.path.insert(0, "tests"); from rawjson import load
+d = load(sys.argv[1])
 m = [im for im in d["images"] if im.get("source") == "maps"]
 filed = [im for im in m if im["path"].endswith("/remap") and im["offset"] > 0 and im.get("build_id")]
 anon = [im for im in m if im["path"] == ""]

@@ -17,6 +17,8 @@
    to the signal engine with one line on stderr saying why; perf forced says why.
 """
 import json, os, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from rawjson import load as load_raw  # noqa: E402  (a streamed raw file's chunks joined)
 
 LIB = os.path.abspath("build/lib/libkestrel.so")
 QUIET = os.path.abspath("build/tests/perf/quiet")
@@ -80,7 +82,7 @@ def test_no_signals(tmp, hz, nobody=False):
     check(side["signals"] == 0, f"{hz} Hz: no signal delivered ({side['signals']})")
     check(side["eintr"] == 0 and side["short_waits"] == 0,
           f"{hz} Hz: no EINTR ({side['eintr']}), no wait cut short ({side['short_waits']})")
-    raw = json.load(open(raw_p))
+    raw = load_raw(raw_p)
     check(raw.get("engine") == "perf", f"{hz} Hz: the file says engine perf ({raw.get('engine')!r})")
     check(p.stderr.strip() == "", f"{hz} Hz: nothing on stderr ({p.stderr.strip()!r})")
 
@@ -135,7 +137,7 @@ def test_nested(tmp, hz=997):
     p = profiled([NESTED, "400", side_p], raw_p, "perf", hz)
     check(p.returncode == 0 and p.stderr.strip() == "",
           f"nested threads: exit {p.returncode}, stderr {p.stderr.strip()!r}")
-    raw, side = json.load(open(raw_p)), json.load(open(side_p))
+    raw, side = load_raw(raw_p), json.load(open(side_p))
     stats = raw.get("engine_stats", {})
     release = tuple(int(x) for x in os.uname().release.split("-")[0].split(".")[:2])
     if release >= (5, 13):  # inherit_thread
@@ -171,7 +173,7 @@ def test_nested(tmp, hz=997):
 def test_auto_takes_perf(tmp):
     raw_p = os.path.join(tmp, "auto.json")
     p = profiled([WORK, "2", "60", os.path.join(tmp, "w.side")], raw_p, "auto", 997)
-    raw = json.load(open(raw_p))
+    raw = load_raw(raw_p)
     check(p.returncode == 0 and raw.get("engine") == "perf" and p.stderr == "",
           f"auto with perf_event_open allowed: engine {raw.get('engine')!r}, "
           f"stderr {p.stderr.strip()!r}")
@@ -188,7 +190,7 @@ def test_fallback(tmp):
     check(line.startswith("kestrel:") and "perf" in line and "signal" in line and
           ("EACCES" in line or "refused" in line or "denied" in line.lower()),
           f"the line says perf was refused and the signal engine runs: {line!r}")
-    raw = json.load(open(raw_p)) if os.path.exists(raw_p) else {}
+    raw = load_raw(raw_p) if os.path.exists(raw_p) else {}
     check(raw.get("engine") == "signal", f"the file says engine signal ({raw.get('engine')!r})")
     # 2 threads x 120 ms of work: 100 samples at 997 Hz, in proportion at the signal
     # engine's rate, which its timers bound by the kernel's tick rate (the coarse clock
@@ -204,7 +206,7 @@ def test_fallback(tmp):
     lines = [l for l in p.stderr.splitlines() if l.strip()]
     check(p.returncode == 0 and len(lines) == 1 and "perf" in lines[0],
           f"perf forced and refused: the program runs, one line says why ({lines!r})")
-    check(not os.path.exists(raw_p) or json.load(open(raw_p)).get("engine") != "signal",
+    check(not os.path.exists(raw_p) or load_raw(raw_p).get("engine") != "signal",
           "perf forced never silently becomes the signal engine")
 
 
