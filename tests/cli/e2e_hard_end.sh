@@ -105,7 +105,7 @@ mkdir -m 777 "$t/nb"
   >/dev/null 2>"$t/suid.err"; rc=$?
 check "setuid: kestrel exits 4 as the program did ($rc)" test $rc -eq 4
 check "setuid: one line that names the reason ($(cat "$t/suid.err"))" \
-  bash -c '[ "$(wc -l <"$1")" -eq 1 ] && grep -q "is setuid, setgid or has file capabilities, and the loader ignores LD_PRELOAD" "$1"' _ "$t/suid.err"
+  bash -c '[ "$(wc -l <"$1")" -eq 1 ] && grep -q "is set-user-ID or set-group-ID, and the loader ignores preloading there" "$1"' _ "$t/suid.err"
 check "setuid: no report or export file ($(ls "$t/nb"))" \
   bash -c '[ -z "$(find "$1" -maxdepth 1 -name "s.*" ! -name s.raw)" ]' _ "$t/nb"
 

@@ -26,7 +26,7 @@ for n in 8 16 64 1024; do
   if [ $n -lt 1024 ]; then
     check "NOFILE $n: the same files as unprofiled ($kf of $pf)" test "$kf" = "$pf"
     check "NOFILE $n: kestrel says the signal engine is used and why" \
-      grep -q "kestrel: pid [0-9]* (limits): the perf engine is unavailable (the descriptor limit (RLIMIT_NOFILE) is below 1024" "$t/nf$n.err"
+      grep -q "kestrel: pid [0-9]* (limits): auto chose the signal engine: the perf engine is unavailable (the descriptor limit (RLIMIT_NOFILE) is below 1024" "$t/nf$n.err"
   else
     check "NOFILE $n: at most 8 files fewer than unprofiled ($kf of $pf)" test "$kf" -ge $((pf - 8))
   fi
