@@ -50,7 +50,7 @@ TRUTH_SRCS    := $(wildcard src/truth/*.c)
 CLI_SRCS      := $(wildcard src/cli/*.c)
 # The attached host (src/attach) with the runtime's engine code it shares: the walker,
 # the CFI decoder, the perf ring reader (libc only, compiled into both hosts).
-ATTACH_SRCS   := $(wildcard src/attach/*.c) src/runtime/unwind/step.c src/runtime/unwind/cfi.c \
+ATTACH_SRCS   := $(wildcard src/attach/*.c) src/runtime/unwind/step.c src/runtime/unwind/resume.c src/runtime/unwind/cfi.c \
                  src/runtime/unwind/unwind.c src/runtime/cpu/perf_ring.c src/runtime/arch/arch.c
 
 RUNTIME_OBJS  := $(RUNTIME_SRCS:src/%.c=$(BUILD)/rt/%.o)

@@ -12,6 +12,7 @@
 #include "attach/rawout.h"
 #include "attach/target.h"
 #include "runtime/arch/arch.h"
+#include "runtime/unwind/resume.h"
 #include "runtime/unwind/step.h"
 
 #include <errno.h>
@@ -35,6 +36,9 @@
 #define CUT_NS 2000000ull          /* records this close to a drain wait for the next */
 #define MAPS_EVERY_NS 1000000000ull /* a live target's maps read again */
 #define TASKS_SCANS 3               /* /proc/PID/task read again, for threads made meanwhile */
+/* Past a full copy, the walk goes on over the thread's stack as it is at the drain
+ * (runtime/unwind/resume.h), read in pieces of this size. */
+#define STACK_READ (64u << 10)
 
 enum pend_kind { P_CPU, P_SWITCH_SAMPLE, P_OUT, P_IN };
 
@@ -63,6 +67,7 @@ struct session {
     pid_t *skip;   /* processes that could not be read (kernel threads, ended): sorted */
     size_t n_skip, cap_skip;
     uint64_t frames[UNWIND_MAX_DEPTH];
+    unsigned char read_buf[2][STACK_READ] __attribute__((aligned(8)));
 };
 
 static uint64_t clock_ns(clockid_t c)
@@ -109,32 +114,70 @@ static size_t first_outside(const struct target *t, const uint64_t *f, size_t n)
     return n;
 }
 
+/* Reads the target's stack (process_vm_readv: read only, the target goes on). */
+static long read_target(void *arg, uint64_t addr, void *buf, size_t len)
+{
+    const struct target *t = arg;
+    struct iovec l = {buf, len}, r = {(void *)(uintptr_t)addr, len};
+    ssize_t got = process_vm_readv(t->pid, &l, 1, &r, 1, 0);
+    return got < 0 ? -errno : (long)got;
+}
+
+/* The top of the stack sp lies in, for thread tid: the end of the target's mapping
+ * that holds sp ([stack] for the main thread, the thread's own mapping for the
+ * others), kept per thread and read again from /proc/PID/maps when sp leaves it.
+ * 0 unknown. */
+static uint64_t stack_top(struct target *t, pid_t tid, uint64_t sp)
+{
+    uint32_t thi;
+    struct target_thread *th = tid ? target_thread(t, tid, &thi) : NULL;
+    if (th && sp >= th->stack_lo && sp < th->stack_hi) return th->stack_hi;
+    uint64_t lo, hi;
+    if (t->exited || proc_mapping_at(t->pid, sp, &lo, &hi)) return 0;
+    if (th) th->stack_lo = lo, th->stack_hi = hi;
+    return hi;
+}
+
 /* Walks a copy of a stack (size bytes at `copy`, taken at sp) from regs with the
- * target's images; interns the stack. A frame outside every executable mapping known,
- * in a stack taken after the maps were last read (at `when`), reads them again (a
- * library mapped since: the loader's, right after exec) and walks again. */
-static int32_t walk_copy(struct session *s, struct target *t, struct uw_regs regs,
+ * target's images; interns the stack. A walk that runs out of a full copy goes on over
+ * thread tid's stack as it is now (uw_walk_resume, the runtime's perf engine's: it
+ * carries on only where it finds the copy's last frames again). A frame outside every
+ * executable mapping known, in a stack taken after the maps were last read (at
+ * `when`), reads them again (a library mapped since: the loader's, right after exec)
+ * and walks again. */
+static int32_t walk_copy(struct session *s, struct target *t, pid_t tid, struct uw_regs regs,
                          const unsigned char *copy, uint64_t size, uint64_t when)
 {
     struct uw_stack m = {regs.sp, regs.sp + size, (intptr_t)copy - (intptr_t)regs.sp,
                          UW_DIRECT_NONE, NULL};
+    /* Only a full copy has more of the stack above it. */
+    uint64_t top = size >= EVENTS_STACK_COPY ? stack_top(t, tid, regs.sp) : 0;
+    struct uw_source src = {top > m.hi ? read_target : NULL,
+                            t,
+                            top > m.hi ? top : 0,
+                            {s->read_buf[0], s->read_buf[1]},
+                            STACK_READ};
     enum unwind_stop stop;
     size_t n;
+    uint64_t resumed = t->resumed.walks;
     for (int pass = 0;; pass++) {
+        resumed = t->resumed.walks;
         uwtab_use(&t->uw);
-        n = uw_walk(s->o->mode, regs, &m, s->frames, UNWIND_MAX_DEPTH, &stop);
+        n = uw_walk_resume(s->o->mode, regs, &m, &src, s->frames, UNWIND_MAX_DEPTH, &stop,
+                           &t->resumed);
         uwtab_use(NULL);
         if (pass || t->exited || t->maps_ns >= when || first_outside(t, s->frames, n) == n)
             break;
         if (target_maps(t, s->images_dir) < 0) t->exited = 1;
     }
     t->copies++;
-    /* Left the copy: cut when the copy was whole (the stack goes on above it); the
-     * kernel copies less only where the stack's mapping ends. */
-    if (stop == UNWIND_END_TOP && size >= EVENTS_STACK_COPY) {
+    /* Left a full copy and not read on past it (no stack to read, or the walk could
+     * not be carried on): cut, the stack goes on above it. The kernel copies less only
+     * where the stack's mapping ends. */
+    if (stop == UNWIND_END_TOP && size >= EVENTS_STACK_COPY && t->resumed.walks == resumed &&
+        (!top || regs.sp + size < top))
         stop = UNWIND_CUT_COPY_END;
-        t->copy_short++;
-    }
+    if (stop == UNWIND_CUT_COPY_END) t->copy_short++;
     /* A return address in no executable mapping: the walk ran through data. */
     size_t k = first_outside(t, s->frames, n);
     if (k > 0 && k < n) {
@@ -151,7 +194,7 @@ static int32_t sample_stack(struct session *s, struct target *t, const struct pe
     struct arch_regs ar;
     arch_perf_regs(r->regs, &ar);
     struct uw_regs regs = {.pc = ar.pc, .sp = ar.sp, .fp = ar.fp, .interrupted = 1, .lr = ar.lr};
-    return walk_copy(s, t, regs, r->stack, r->stack_size, r->time);
+    return walk_copy(s, t, (pid_t)r->tid, regs, r->stack, r->stack_size, r->time);
 }
 
 /* A thread asleep in a system call as the recording starts: no switch will say where
@@ -198,7 +241,7 @@ static void asleep_at_start(struct session *s, struct target *t, pid_t tid)
     }
     if (n <= 0) return;
     struct uw_regs regs = {.pc = pc, .sp = sp, .fp = 0, .interrupted = 1};
-    int32_t st = walk_copy(s, t, regs, copy, (uint64_t)n, clock_ns(CLOCK_MONOTONIC));
+    int32_t st = walk_copy(s, t, tid, regs, copy, (uint64_t)n, clock_ns(CLOCK_MONOTONIC));
     uint32_t thi;
     struct target_thread *th = target_thread(t, tid, &thi);
     if (!th || st < 0) return;

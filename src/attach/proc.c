@@ -75,6 +75,28 @@ int proc_maps(pid_t pid, int (*fn)(const struct proc_map *m, void *arg), void *a
     return rc < 0 ? rc : 0;
 }
 
+struct mapping_at {
+    uint64_t addr, lo, hi;
+};
+
+static int mapping_at_fn(const struct proc_map *m, void *arg)
+{
+    struct mapping_at *a = arg;
+    if (a->addr < m->start || a->addr >= m->end) return 0;
+    a->lo = m->start, a->hi = m->end;
+    return 1;
+}
+
+int proc_mapping_at(pid_t pid, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+    struct mapping_at a = {addr, 0, 0};
+    int rc = proc_maps(pid, mapping_at_fn, &a);
+    if (rc < 0) return rc;
+    if (!a.hi) return -ENOENT;
+    *lo = a.lo, *hi = a.hi;
+    return 0;
+}
+
 int proc_tasks(pid_t pid, pid_t **tids, size_t *n)
 {
     char path[64];

@@ -19,6 +19,9 @@ struct proc_map {
  * read (the process is gone: -ENOENT or -ESRCH). */
 int proc_maps(pid_t pid, int (*fn)(const struct proc_map *m, void *arg), void *arg);
 
+/* The mapping of pid holding addr: 0 with [*lo, *hi), or -errno (-ENOENT none). */
+int proc_mapping_at(pid_t pid, uint64_t addr, uint64_t *lo, uint64_t *hi);
+
 /* The thread ids of /proc/PID/task, into a malloc'd array (*n of them). 0 or -errno. */
 int proc_tasks(pid_t pid, pid_t **tids, size_t *n);
 

@@ -121,9 +121,13 @@ static void body(FILE *f, const struct target *t, const struct rawout_meta *m)
     for (size_t i = 0; i < m->n_stats; i++)
         fprintf(f, "%s\"%s\":%llu", i ? "," : "", m->stat_names[i],
                 (unsigned long long)m->stat_values[i]);
-    fprintf(f, "%s\"stack_copies\":%llu,\"stacks_copy_short\":%llu,\"waits_without_stack\":%llu}",
+    fprintf(f,
+            "%s\"stack_copies\":%llu,\"stacks_copy_short\":%llu,\"stacks_read_on\":%llu,"
+            "\"stacks_read_changed\":%llu,\"stack_read_bytes\":%llu,\"waits_without_stack\":%llu}",
             m->n_stats ? "," : "", (unsigned long long)t->copies,
-            (unsigned long long)t->copy_short, (unsigned long long)t->waits_unknown);
+            (unsigned long long)t->copy_short, (unsigned long long)t->resumed.walks,
+            (unsigned long long)t->resumed.changed, (unsigned long long)t->resumed.bytes,
+            (unsigned long long)t->waits_unknown);
     if (m->n_notes) {
         fputs(",\"engine_notes\":[", f);
         for (size_t i = 0; i < m->n_notes; i++) {

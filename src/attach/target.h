@@ -4,6 +4,7 @@
 #ifndef KESTREL_ATTACH_TARGET_H
 #define KESTREL_ATTACH_TARGET_H
 #include "attach/uwtab.h"
+#include "runtime/unwind/resume.h"
 #include "runtime/unwind/unwind.h"
 
 #include <stddef.h>
@@ -35,6 +36,7 @@ struct target_thread {
     int32_t off_stack;   /* its stack, -1 unknown */
     int32_t cs_stack;    /* the stack of its last switch sample, -1 none */
     uint64_t cs_ns;
+    uint64_t stack_lo, stack_hi; /* the mapping its sp was last found in, 0 none read */
 };
 
 struct target_row {
@@ -74,6 +76,7 @@ struct target {
     size_t n_rows, cap_rows;
     uint64_t stops[UNWIND_STOPS];
     uint64_t cut_short, copies, copy_short, waits_unknown, waits;
+    struct uw_resume_stats resumed; /* walks that went on past their copy */
 };
 
 /* Makes the target of pid, reading its maps (images copied into images_dir when
