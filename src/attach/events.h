@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #define EVENTS_STACK_COPY 16384 /* bytes of stack the kernel copies at each sample */
+#define WAKE_US 1000            /* a ring wakes kestrel at this much of samples (us) */
 
 struct events_ring {
     int fd;       /* the first event opened on this CPU: owns the ring */
@@ -35,6 +36,7 @@ struct events {
                                   context switch's stack copy would flood the rings) */
     int kernel;                /* exclude_kernel=0 was allowed: switch samples too */
     uint64_t period_ns;
+    uint32_t wakeup_bytes;     /* a ring wakes kestrel when it holds this much */
     struct events_ring *rings; /* ncpu */
     int *fds;                  /* every event's descriptor */
     size_t n_fds, cap_fds;

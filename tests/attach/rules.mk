@@ -3,9 +3,9 @@
 # a Go program (built by the test, with the go tool).
 ATTACH_DIR   := $(BUILD)/tests/attach
 ATTACH_PROGS := $(ATTACH_DIR)/prog_fp $(ATTACH_DIR)/prog_nofp $(ATTACH_DIR)/prog_static \
-                $(ATTACH_DIR)/prog_forker $(ATTACH_DIR)/prog_jit
+                $(ATTACH_DIR)/prog_forker $(ATTACH_DIR)/prog_jit $(ATTACH_DIR)/prog_deep
 
-TESTS     += tests/attach/test_attach.py
+TESTS     += tests/attach/test_attach.py tests/attach/test_attach_deep.py
 TEST_DEPS += $(ATTACH_PROGS) $(KESTREL) $(KESTREL_SAN)
 
 $(ATTACH_DIR)/prog_fp: tests/attach/prog_attach.c
@@ -23,3 +23,6 @@ $(ATTACH_DIR)/prog_forker: tests/attach/prog_forker.c
 $(ATTACH_DIR)/prog_jit: tests/attach/prog_jit.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Werror -o $@ $<
+$(ATTACH_DIR)/prog_deep: tests/attach/prog_deep.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Werror -fomit-frame-pointer -o $@ $<
