@@ -20,7 +20,10 @@ in a rotating order):
                report` or the viewer (their wall time is `after`)
   samples      on-CPU samples the profiler kept
 
-Usage: run.py [--rounds N] [--rates 997,4999] [--markdown FILE]
+Usage: run.py [--rounds N] [--rates 997,4999] [--markdown FILE] [--kestrel LABEL=PATH ...]
+
+--kestrel adds another kestrel binary as a configuration of its own ("kestrel LABEL"):
+another build, side by side with this one in the same interleaved rounds.
 """
 import argparse, glob, json, os, shutil, signal, statistics, subprocess, sys, tempfile, time
 
@@ -28,12 +31,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 WORK = os.path.join(ROOT, "build/bench/attach/work")
 KESTREL = os.path.join(ROOT, "build/bin/kestrel")
 UNITS = "500"
+KESTRELS = {"kestrel": KESTREL}  # configuration name: binary
 SAMPLY_PARANOID = None  # a file holding "1", bound over /proc/sys/kernel/perf_event_paranoid for samply
 
 
 def profiler_cmd(name, hz, pid, out):
-    if name == "kestrel":
-        return [KESTREL, "record", "-p", str(pid), "-F", str(hz), "-o", out, "--report=/dev/null"]
+    if name in KESTRELS:
+        return [KESTRELS[name], "record", "-p", str(pid), "-F", str(hz), "-o", out, "--report=/dev/null"]
     if name == "perf -g":
         return ["perf", "record", "-q", "-F", str(hz), "-g", "-p", str(pid), "-o", out + ".data"]
     if name == "perf dwarf":
@@ -51,7 +55,7 @@ def profiler_cmd(name, hz, pid, out):
 
 def samples_of(name, out):
     try:
-        if name == "kestrel":
+        if name in KESTRELS:
             n = 0
             for f in glob.glob(out + ".raw/*.raw.json"):
                 n += sum(1 for s in json.load(open(f))["samples"] if s[3] == 0)
@@ -93,7 +97,7 @@ def one(name, hz, tmp, k):
         prof.returncode = os.waitstatus_to_exitcode(status)
         after = time.time() - t0
         prof_cpu = (ru.ru_utime + ru.ru_stime) * 1e9
-        if name == "kestrel":
+        if name in KESTRELS:
             prof_cpu = 0
             for f in glob.glob(out + ".raw/*.raw.json"):
                 prof_cpu = max(prof_cpu, json.load(open(f))["engine_stats"]["recording_cpu_ns"])
@@ -107,7 +111,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--rates", default="997,4999")
     ap.add_argument("--markdown")
+    ap.add_argument("--kestrel", action="append", default=[], metavar="LABEL=PATH")
     a = ap.parse_args()
+    for kv in a.kestrel:
+        label, _, path = kv.partition("=")
+        KESTRELS["kestrel " + label] = os.path.abspath(path)
     rates = [int(x) for x in a.rates.split(",")]
     global SAMPLY_PARANOID
     fd, SAMPLY_PARANOID = tempfile.mkstemp(prefix="kestrel-paranoid-")
@@ -117,7 +125,7 @@ def main():
                   "" if os.geteuid() == 0 else
                   "samply refuses to record while perf_event_paranoid is above 1 and this "
                   "benchmark is not root (it shows samply 1 through a mount namespace)")
-    peers = ["kestrel", "perf -g", "perf dwarf"] + ([] if samply_why else ["samply"])
+    peers = list(KESTRELS) + ["perf -g", "perf dwarf"] + ([] if samply_why else ["samply"])
     configs = [("none", 0)] + [(p, hz) for hz in rates for p in peers]
     res = {c: [] for c in configs}
     tmp = tempfile.mkdtemp(prefix="kestrel-attach-bench-")

@@ -17,7 +17,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#ifndef EVENTS_STACK_COPY /* -D for a benchmark of other sizes */
 #define EVENTS_STACK_COPY 16384 /* bytes of stack the kernel copies at each sample */
+#endif
 #define WAKE_US 1000            /* a ring wakes kestrel at this much of samples (us) */
 
 struct events_ring {

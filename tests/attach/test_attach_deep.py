@@ -34,7 +34,8 @@ with open(src, "w") as f:
 stem = os.path.join(d, "clang")
 p = subprocess.run([KESTREL, "record", "--attach", "-o", stem, "--", CLANG, "-O2", "-c", src,
                     "-o", os.path.join(d, "big.o")], capture_output=True, text=True, timeout=600)
-check(p.returncode == 0, "record --attach -- clang++ -O2 exits 0 (%s)" % p.stderr.strip()[-300:])
+check(p.returncode == 0, "record --attach -- clang++ -O2 exits 0" +
+      ("" if p.returncode == 0 else ": " + p.stderr.strip()[-300:]))
 raw = biggest_raw(stem)
 check(raw is not None, "clang's raw file written")
 if raw:
@@ -52,7 +53,8 @@ if raw:
 stem = os.path.join(d, "deep")
 p = subprocess.run([KESTREL, "record", "--attach", "-o", stem, "--", DEEP, "1.5"],
                    capture_output=True, text=True, timeout=120)
-check(p.returncode == 0, "record --attach -- prog_deep exits 0 (%s)" % p.stderr.strip()[-300:])
+check(p.returncode == 0, "record --attach -- prog_deep exits 0" +
+      ("" if p.returncode == 0 else ": " + p.stderr.strip()[-300:]))
 raw = biggest_raw(stem)
 if raw:
     by_end = running_by_end(raw)
