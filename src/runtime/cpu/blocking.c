@@ -72,12 +72,12 @@ struct blk {
     struct reg_slot *slot;
 };
 
-static void blk_publish(struct reg_slot *s)
+static inline __attribute__((always_inline)) void blk_publish(struct reg_slot *s)
 {
     if (s && registry_self() == s) atomic_store_explicit(&s->in_call, (uint32_t)blk_in, memory_order_relaxed);
 }
 
-static void blk_begin(struct blk *b)
+static inline __attribute__((always_inline)) void blk_begin(struct blk *b)
 {
     b->hits = blk_hits;
     b->prog = sigwrap_handled();
@@ -87,7 +87,7 @@ static void blk_begin(struct blk *b)
     blk_publish(b->slot);
 }
 
-static void blk_end(struct blk *b)
+static inline __attribute__((always_inline)) void blk_end(struct blk *b)
 {
     blk_in--;
     blk_publish(b->slot);
