@@ -24,12 +24,7 @@ static _Atomic int sw_on[NSIG];
 
 /* Handlers of the program's run on this thread: blocking.c returns EINTR when one ran
  * during a call, as without the runtime. */
-static __thread volatile unsigned sw_handled;
-
-unsigned sigwrap_handled(void)
-{
-    return sw_handled;
-}
+__thread volatile unsigned sigwrap_handled_n;
 
 struct sw_call {
     int sig;
@@ -55,7 +50,7 @@ static void sw_run(void *arg)
 static void sw_trampoline(int sig, siginfo_t *si, void *uc)
 {
     struct sw_call c = {sig, si, uc};
-    sw_handled++;
+    sigwrap_handled_n++;
     /* A heap sample it interrupted runs on a side stack of the runtime's (heap_side.c):
      * the handler runs on the thread's own stack instead, below the sample's frames,
      * with the room it has without the profiler. */

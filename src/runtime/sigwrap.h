@@ -16,6 +16,11 @@
 int sigwrap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 /* How many handlers of the program's this thread has run through the trampoline (it
- * grows; compare two readings). Async-signal-safe. */
-unsigned sigwrap_handled(void);
+ * grows; compare two readings). Async-signal-safe. Inline, an initial-exec TLS read:
+ * blocking.c reads it around every wrapped read() and write(). */
+extern __thread volatile unsigned sigwrap_handled_n;
+static inline unsigned sigwrap_handled(void)
+{
+    return sigwrap_handled_n;
+}
 #endif
