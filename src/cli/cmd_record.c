@@ -682,6 +682,13 @@ int record_program(const struct record_options *o, char **argv, int *status_out)
         return exec_errno == ENOENT ? 127 : exec_errno ? 126 : 1;
     }
     int failed = analyse_run(o, stem, &r, pid, status, argv[0]);
+    /* A program that left nothing (static, set-user-ID) leaves no folder behind: the
+     * messages file goes if the runtime wrote nothing there, then the folder if empty. */
+    struct stat ms;
+    if (r.messages && !stat(r.messages, &ms) && ms.st_size == 0 && r.raw_dir) {
+        unlink(r.messages);
+        if (rmdir(r.raw_dir) && errno == ENOTEMPTY) messages_file(r.raw_dir, r.messages);
+    }
     paths_free(&r);
     *status_out = status;
     return failed;
