@@ -110,6 +110,15 @@ static _Atomic size_t maps_n;       /* entries published */
 static size_t maps_over;            /* mappings seen after the table was full */
 static uint64_t maps_read_ns;       /* CLOCK_MONOTONIC of the last read */
 static pthread_mutex_t maps_mu = PTHREAD_MUTEX_INITIALIZER;
+/* The main stack's and the vdso's mappings at the last read, {0, 0} if none: what
+ * the main thread's bounds and the vdso's bytes need, without another read. */
+static _Atomic uint64_t maps_stack[2], maps_vdso_at[2];
+
+static void maps_note(_Atomic uint64_t at[2], const struct maps_entry *e)
+{
+    atomic_store(&at[0], e->start);
+    atomic_store(&at[1], e->end);
+}
 
 static int maps_keep_line(char *line, void *arg)
 {
@@ -117,7 +126,10 @@ static int maps_keep_line(char *line, void *arg)
     struct maps_entry e;
     char perms[5];
     const char *path;
-    if (!maps_parse(line, &e, perms, &path) || perms[2] != 'x') return 0;
+    if (!maps_parse(line, &e, perms, &path)) return 0;
+    if (!strcmp(path, "[stack]")) maps_note(maps_stack, &e);
+    if (!strcmp(path, "[vdso]") && perms[0] == 'r') maps_note(maps_vdso_at, &e);
+    if (perms[2] != 'x') return 0;
     if (!strcmp(path, "[vdso]") || !strcmp(path, "[vsyscall]") || maps_overlaps_image(&e))
         return 0;
     if (path[0] != '/') path = "", e.offset = 0; /* anonymous memory, named or not */
@@ -150,6 +162,13 @@ void maps_refresh(int force)
         maps_lines(maps_keep_line, NULL);
     }
     pthread_mutex_unlock(&maps_mu);
+}
+
+int maps_stack_range(uint64_t *lo, uint64_t *hi)
+{
+    *lo = atomic_load(&maps_stack[0]);
+    *hi = atomic_load(&maps_stack[1]);
+    return *hi > *lo ? 0 : -ENOENT;
 }
 
 size_t maps_count(void)
@@ -198,8 +217,13 @@ const void *maps_vdso(size_t *size)
 {
     uint64_t base = getauxval(AT_SYSINFO_EHDR);
     if (!base) return NULL;
-    struct maps_find f = {base, 0, 0};
-    if (maps_lines(maps_find_line, &f) < 0 || f.end < base + sizeof(ElfW(Ehdr))) return NULL;
+    struct maps_find f = {base, atomic_load(&maps_vdso_at[0]), atomic_load(&maps_vdso_at[1])};
+    /* The mapping seen at the last read, or one read now. */
+    if (!(base >= f.start && base < f.end)) {
+        f.start = f.end = 0;
+        if (maps_lines(maps_find_line, &f) < 0) return NULL;
+    }
+    if (f.end < base + sizeof(ElfW(Ehdr))) return NULL;
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)(uintptr_t)base;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG)) return NULL;
     /* The file's extent: its segments' and its section headers' ends. */

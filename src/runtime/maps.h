@@ -29,6 +29,9 @@ struct maps_entry {
 #define MAPS_REFRESH_NS (200ull * 1000 * 1000)
 void maps_refresh(int force);
 
+/* The main thread's stack mapping ([stack]) at the last read: 0, or -ENOENT. */
+int maps_stack_range(uint64_t *lo, uint64_t *hi);
+
 /* The mappings kept so far, each once; and how many did not fit. */
 size_t maps_count(void);
 const struct maps_entry *maps_get(size_t i);

@@ -186,6 +186,7 @@ static void rj_maps_image(struct rj *w, const struct maps_entry *e, int first)
 static void rj_images(struct rj *w, size_t im0, size_t mp0)
 {
     rj_s(w, "\"images\":[");
+    /* maps_vdso finds the vdso's mapping in the read the writer made before this */
     size_t vdso_size = 0;
     const void *vdso = maps_vdso(&vdso_size);
     size_t n = images_count();

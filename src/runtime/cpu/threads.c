@@ -7,6 +7,7 @@
 #include "runtime/rtfd.h"
 #include "runtime/interpose.h"
 #include "runtime/lifecycle.h"
+#include "runtime/maps.h"
 #include "runtime/cpu/profile_state.h"
 #include "runtime/cpu/registry.h"
 #include "runtime/rtmem.h"
@@ -15,6 +16,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -99,9 +102,26 @@ static uint64_t thr_hex(const char **p)
     }
 }
 
+/* The main stack grows down to its limit. */
+static void thr_main_stack_low(uint64_t a, uint64_t b, uint64_t *lo)
+{
+    struct rlimit rl;
+    uint64_t max = THR_MAIN_STACK_MAX;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur < max) max = rl.rlim_cur;
+    if (b - max < a) *lo = b - max;
+}
+
 int threads_bounds_from_maps(uint64_t *lo, uint64_t *hi)
 {
     uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+    uint64_t a, b;
+    /* The main thread's stack, as the session's start read it (maps_refresh_all). */
+    if (maps_stack_range(&a, &b) == 0 && sp >= a && sp < b) {
+        *lo = a;
+        *hi = b;
+        thr_main_stack_low(a, b, lo);
+        return 0;
+    }
     struct rtfd once;
     int fd = rtfd_open_once(&once, "/proc/self/maps");
     if (fd < 0) return -errno;
@@ -123,12 +143,7 @@ int threads_bounds_from_maps(uint64_t *lo, uint64_t *hi)
                 *lo = a;
                 *hi = b;
                 found = 1;
-                if (strstr(line, "[stack]") && nl > line) { /* the main stack grows */
-                    struct rlimit rl;
-                    uint64_t max = THR_MAIN_STACK_MAX;
-                    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur < max) max = rl.rlim_cur;
-                    if (b - max < a) *lo = b - max;
-                }
+                if (strstr(line, "[stack]") && nl > line) thr_main_stack_low(a, b, lo);
                 break;
             }
             line = nl + 1;
@@ -206,4 +221,21 @@ KESTREL_INTERPOSE int pthread_create(pthread_t *thread, const pthread_attr_t *at
     int r = REAL(pthread_create)(thread, attr, thr_start, t);
     if (r != 0) atomic_store(&t->used, 0);
     return r;
+}
+
+/* A thread made by a raw clone(), which no pthread_create wrapper sees, is not
+ * registered; the perf engine still wants its creator's per-CPU events opened first,
+ * so that its samples are counted (engine_stats.samples_unregistered), not unseen.
+ * The optional arguments are passed on as they came: clone reads them by its flags. */
+KESTREL_INTERPOSE int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+    va_list ap;
+    va_start(ap, arg);
+    pid_t *ptid = va_arg(ap, pid_t *);
+    void *tls = va_arg(ap, void *);
+    pid_t *ctid = va_arg(ap, pid_t *);
+    va_end(ap);
+    const struct engine *e = (flags & CLONE_THREAD) && profile_active() ? profile_engine() : NULL;
+    if (e && e->thread_creating) e->thread_creating();
+    return REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
 }

@@ -111,10 +111,11 @@ static int em_in_images(uint64_t addr)
 
 int execmap_has(struct execmap *m, uint64_t addr)
 {
-    if (!m->read_ns) em_read(m);
+    /* The loader's images first: a process whose frames are all in them (most are)
+     * never reads /proc/self/maps here. */
     if (m->r && em_in_ranges(m, addr)) return 1;
     if (em_in_images(addr)) return 1;
-    if (em_now() - m->read_ns < EXECMAP_REREAD_NS) return 0;
+    if (m->read_ns && em_now() - m->read_ns < EXECMAP_REREAD_NS) return 0;
     em_read(m);
     return m->r && em_in_ranges(m, addr);
 }
