@@ -10,8 +10,10 @@
  * begins. That event writes into the first one's ring (PERF_EVENT_IOC_SET_OUTPUT).
  *
  * Where the kernel has inherit_thread (5.13), the events are opened once, on the
- * thread that starts the session, one per CPU, inherited by every thread it (and its
- * threads, and theirs) creates from then on, as `perf record` does for a command: one
+ * thread that starts the session as it creates its first thread (until then it has
+ * events of its own, whose ring starts small: most processes of a build never make a
+ * thread, and the kernel clears every ring's pages), one per CPU, inherited by every
+ * thread it (and its threads, and theirs) creates from then on, as `perf record` does for a command: one
  * ring per CPU, whatever the number of threads, and — what matters most — a switch
  * between two threads of the program leaves the events in place (the kernel swaps
  * two equivalent contexts), where per-thread events are scheduled out and in, timer
@@ -82,6 +84,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -107,6 +110,13 @@
 #define PEND_MAX 64            /* waiting intervals a thread keeps until its first stack */
 #define RING_PAGES_MIN 8
 #define RING_PAGES_MAX 128
+/* The session's starting thread's ring, until it has held SMALL_WAKE records of the
+ * largest size (samples with stack copies, or switch samples): room for SMALL_ROOM in
+ * all, the rest while the engine thread comes to grow it. */
+#define SMALL_WAKE 4
+#define SMALL_ROOM 15
+#define EV_SMALL 1    /* events_open: a ring that starts small, to grow */
+#define EV_DISABLED 2 /* ... left disabled */
 /* Per-CPU rings are merged in time order up to this long before the drain began: a
  * record the kernel stamped earlier can still be on its way into a ring. */
 #define CUT_NS 2000000ull
@@ -145,6 +155,8 @@ struct pevents {
     uint64_t id_cs;        /* the identifier of fd_cs's samples */
     void *map;             /* the ring: one metadata page + data pages */
     size_t map_len;        /* bytes mapped */
+    size_t pages;          /* its data pages */
+    int small;             /* a first ring, small, that ring_grow() replaces */
     struct perf_ring ring; /* reader over map */
     /* A CPU's switch samples have a ring of their own: a program that blocks tens of
      * thousands of times a second fills a ring with them (each with its stack copy),
@@ -162,6 +174,13 @@ struct pslot {
     _Atomic int ready;        /* events open, ring mapped */
     _Atomic int stopped;      /* thread_stop() disabled the events, counted in draining */
     int inherited;            /* sampled by the per-CPU events: no fd, no ring of its own */
+    _Atomic int moving;       /* its own events disabled at move_ns, the per-CPU events
+                                 sample it from then: the engine thread drains and closes
+                                 its own ring, then makes it inherited */
+    uint64_t move_ns;
+    _Atomic int evlock;       /* held while the events' descriptors are used or replaced
+                                 from two threads: the thread (stop, move), and the engine
+                                 thread (ring_grow) */
     uint64_t start_ns;        /* inherited: its records count from here ... */
     _Atomic uint64_t stop_ns; /* ... to here (UINT64_MAX while registered) */
     int has_cs;               /* switch samples arrive for this thread */
@@ -239,6 +258,14 @@ struct perf_engine {
     void *read_buf;                     /* 2 * STACK_READ bytes for them, or NULL */
     uint32_t *tm_tid;                   /* TIDMAP tids (0 empty) ... */
     uint16_t *tm_slot;                  /* ... and their slots */
+    int cpus_tried;                     /* the per-CPU events were asked for */
+    pthread_t starter;                  /* the thread that started the session: it opens the
+                                           per-CPU events when it first creates a thread (not
+                                           a thread-local: a thread's static TLS is taken from
+                                           its stack, and programs run threads of 16 KiB) */
+    uint64_t rings_grown;               /* small rings that grew to ring_pages */
+    size_t small_pages;                 /* data pages of a ring that starts small, 0: none */
+    uint32_t small_wake;                /* ... grown once it held this many bytes */
 };
 
 static struct perf_engine pe;
@@ -344,16 +371,22 @@ static int cs_ring_map(struct pevents *e, size_t ring_pages)
 
 /* Opens, maps and enables the events of thread `tid` (0: the caller) on `cpu` (-1:
  * any), inherited by the threads it creates or not. 0 or -errno. */
-static int events_open(struct pevents *e, pid_t tid, int cpu, int inherit, size_t ring_pages)
+static int events_open(struct pevents *e, pid_t tid, int cpu, int inherit, size_t ring_pages,
+                       int flags)
 {
     struct perf_event_attr a;
     e->fd.fd = e->fd_cs.fd = -1;
     e->map = e->map_cs = NULL;
+    e->small = (flags & EV_SMALL) && pe.small_pages && cpu < 0;
+    if (e->small) ring_pages = pe.small_pages;
     attr_clock(&a, pe.period_ns, pe.privileged, inherit);
     int fd = perf_open(&a, tid, cpu);
     if (fd < 0) return -errno;
     int err = rtfd_adopt(&e->fd, fd, 1);
     if (err < 0) return err;
+    /* A thread's own ring can start small (a process of a few ms fills none of a
+     * full one, and the kernel clears every page mapped): the engine thread replaces
+     * it once it has held pe.small_wake bytes (ring_grow). */
     /* An unprivileged user's locked ring memory is limited (perf_event_mlock_kb, then
      * RLIMIT_MEMLOCK): a smaller ring drains at the same pace and loses more at worst. */
     err = 0;
@@ -361,6 +394,7 @@ static int events_open(struct pevents *e, pid_t tid, int cpu, int inherit, size_
         e->map_len = (size_t)pe.page * (pages + 1);
         e->map = mmap(NULL, e->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, e->fd.fd, 0);
         if (e->map != MAP_FAILED) {
+            e->pages = pages;
             perf_ring_init(&e->ring, e->map, (uint64_t)pe.page, pages, pe.sample_type,
                            pe.cfi ? REGS_MASK : 0);
             break;
@@ -380,6 +414,7 @@ static int events_open(struct pevents *e, pid_t tid, int cpu, int inherit, size_
              ioctl(e->fd_cs.fd, PERF_EVENT_IOC_ID, &e->id_cs) != 0))
             rtfd_close(&e->fd_cs);
     }
+    if (flags & EV_DISABLED) goto added;
     if (ioctl(e->fd.fd, PERF_EVENT_IOC_ENABLE, 0) != 0 ||
         (e->fd_cs.fd >= 0 && ioctl(e->fd_cs.fd, PERF_EVENT_IOC_ENABLE, 0) != 0)) {
         err = -errno;
@@ -389,9 +424,62 @@ static int events_open(struct pevents *e, pid_t tid, int cpu, int inherit, size_
     /* The kernel wakes pollers each time the ring fills past half (its default
      * watermark). Edge-triggered: the hang-up of an exited thread's event is reported
      * once, not at every wait. Without it, the periodic drains still run. */
+added:;
     struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.u64 = 0};
     if (rtfd_ok(&pe.epfd)) epoll_ctl(pe.epfd.fd, EPOLL_CTL_ADD, e->fd.fd, &ev);
     return 0;
+}
+
+static void slot_lock(struct pslot *p)
+{
+    while (atomic_exchange_explicit(&p->evlock, 1, memory_order_acquire))
+        sched_yield();
+}
+
+static void slot_unlock(struct pslot *p)
+{
+    atomic_store_explicit(&p->evlock, 0, memory_order_release);
+}
+
+static void events_ioctl(struct pevents *e, unsigned long req)
+{
+    if (rtfd_ok(&e->fd)) ioctl(e->fd.fd, req, 0);
+    if (e->fd_cs.fd >= 0 && rtfd_ok(&e->fd_cs)) ioctl(e->fd_cs.fd, req, 0);
+}
+
+/* A small first ring that held pe.small_wake bytes is replaced, with its events: new
+ * ones are opened with a ring of ring_pages, the old ones disabled, the new enabled
+ * (a few microseconds unsampled), the old ring read to its end and closed. An event
+ * cannot write into another ring once it has mapped its own, and an event whose only
+ * holder is its descriptor would end with it if the program closed it (a mapping
+ * holds it). On the engine thread, after the slot's drain, the old ring read with
+ * the same `ctx`; on failure the small ring stays. */
+static void count_bad(struct perf_ring *r);
+
+static void ring_grow(struct pslot *p, pid_t tid, perf_ring_fn fn, void *ctx)
+{
+    struct pevents *e = &p->ev;
+    struct perf_event_mmap_page *m = e->map;
+    if (!e->small || !m || __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE) < pe.small_wake)
+        return;
+    e->small = 0; /* once, whatever comes */
+    struct pevents n;
+    if (events_open(&n, tid, -1, 0, pe.ring_pages, EV_DISABLED) != 0) return;
+    slot_lock(p);
+    if (atomic_load(&p->cpu_end_ns) || atomic_load(&p->moving)) { /* stopped, moved */
+        slot_unlock(p);
+        events_close(&n);
+        return;
+    }
+    events_ioctl(e, PERF_EVENT_IOC_DISABLE);
+    struct pevents old = *e;
+    *e = n;
+    events_ioctl(e, PERF_EVENT_IOC_ENABLE);
+    slot_unlock(p);
+    perf_ring_drain(&old.ring, fn, ctx, pe.scratch);
+    count_bad(&old.ring);
+    events_close(&old);
+    pe.rings_grown++;
 }
 
 /* A registration's state, before its first record. */
@@ -782,7 +870,28 @@ static void drain_all(int final)
     uint64_t cut = final ? UINT64_MAX : now - CUT_NS;
     registry_lock();
     struct reg_slot *slots = registry_slots();
-    if (atomic_load_explicit(&pe.cpus_ready, memory_order_acquire)) {
+    /* The per-CPU events first (a thread that moved to them did so before they were
+     * ready), then the moved threads' own rings, all older than their per-CPU records. */
+    int cpus_ready = atomic_load_explicit(&pe.cpus_ready, memory_order_acquire);
+    for (size_t i = registry_next_used(0); cpus_ready && i < REGISTRY_SLOTS;
+         i = registry_next_used(i + 1)) {
+        struct pslot *p = &pe.slots[i];
+        if (atomic_load(&slots[i].state) == REG_FREE ||
+            !atomic_load_explicit(&p->ready, memory_order_acquire) ||
+            !atomic_load_explicit(&p->moving, memory_order_acquire))
+            continue;
+        struct drain_ctx c = {&slots[i], p, p->ev.id_cs};
+        perf_ring_drain(&p->ev.ring, on_record, &c, pe.scratch);
+        count_bad(&p->ev.ring);
+        slot_lock(p); /* the thread's stop may look at them */
+        events_close(&p->ev);
+        p->inherited = 1;
+        p->has_cs = pe.cpus_cs;
+        p->start_ns = p->move_ns;
+        atomic_store(&p->moving, 0);
+        slot_unlock(p);
+    }
+    if (cpus_ready) {
         tm_build(slots);
         drain_cpus(slots, cut);
     }
@@ -794,10 +903,11 @@ static void drain_all(int final)
         int ready = atomic_load_explicit(&p->ready, memory_order_acquire);
         if (ready) {
             /* An inherited thread's records up to the cut are in; its own ring, all. */
-            if (!p->inherited) {
+            if (!p->inherited && !atomic_load(&p->moving)) {
                 struct drain_ctx c = {s, p, p->ev.id_cs};
                 perf_ring_drain(&p->ev.ring, on_record, &c, pe.scratch);
                 count_bad(&p->ev.ring);
+                if (st == REG_ACTIVE) ring_grow(p, s->tid, on_record, &c);
             }
             settle_waiting(s, p, p->inherited && cut < now ? cut : now);
             if (st == REG_ACTIVE)
@@ -972,7 +1082,7 @@ static int cpus_open(void)
     pe.cpu_ring_pages = cpu_pages < most ? cpu_pages : most;
     size_t opened = 0;
     for (size_t k = 0; k < pe.ncpu; k++) {
-        int rc = events_open(&pe.cpus[k].ev, 0, (int)k, 1, pe.cpu_ring_pages);
+        int rc = events_open(&pe.cpus[k].ev, 0, (int)k, 1, pe.cpu_ring_pages, EV_DISABLED);
         if (rc == -ENODEV) continue; /* offline */
         if (rc < 0) {
             cpus_close();
@@ -985,9 +1095,18 @@ static int cpus_open(void)
         cpus_close();
         return -ENODEV;
     }
-    pe_covered = pe.gen;
-    atomic_store_explicit(&pe.cpus_ready, 1, memory_order_release);
     return 0;
+}
+
+/* Starts the per-CPU events cpus_open() left disabled. */
+static void cpus_enable(void)
+{
+    for (size_t k = 0; k < pe.ncpu; k++) {
+        struct pevents *e = &pe.cpus[k].ev;
+        if (e->fd.fd < 0) continue;
+        ioctl(e->fd.fd, PERF_EVENT_IOC_ENABLE, 0);
+        if (e->fd_cs.fd >= 0) ioctl(e->fd_cs.fd, PERF_EVENT_IOC_ENABLE, 0);
+    }
 }
 
 static void perf_free(void)
@@ -1053,6 +1172,13 @@ static int perf_start(const struct engine_config *cfg)
     pe.ring_pages = RING_PAGES_MIN;
     while (pe.ring_pages < want && pe.ring_pages < most)
         pe.ring_pages *= 2;
+    /* A process of a few ms fills no full ring, and the kernel clears every page
+     * mapped (BENCHMARKS.md "Process trees"): its first ring is small. */
+    pe.small_pages = RING_PAGES_MIN;
+    while (pe.small_pages * (uint64_t)pe.page < SMALL_ROOM * per)
+        pe.small_pages *= 2;
+    pe.small_wake = (uint32_t)(SMALL_WAKE * per);
+    if (pe.small_pages * 2 > pe.ring_pages) pe.small_pages = 0;
     struct perf_event_attr a;
     attr_clock(&a, pe.period_ns, 1, 0);
     int fd = perf_open(&a, 0, -1);
@@ -1085,9 +1211,10 @@ static int perf_start(const struct engine_config *cfg)
         perf_free();
         return -rc;
     }
-    /* Without them (a kernel before 5.13 has no inherit_thread), every thread opens
-     * its own events at registration. */
-    cpus_open();
+    /* The per-CPU events wait for this thread's first thread (perf_thread_creating):
+     * most processes of a build never make one, and each CPU's ring costs them its
+     * clearing. */
+    pe.starter = pthread_self();
     return 0;
 }
 
@@ -1099,7 +1226,10 @@ static int perf_thread_start(struct reg_slot *s)
         p->ev.map = NULL;
         pslot_reset(p, 1, pe.cpus_cs);
     } else {
-        int rc = events_open(&p->ev, s->tid, -1, 0, pe.ring_pages);
+        atomic_store(&p->moving, 0);
+        atomic_store(&p->evlock, 0);
+        int rc = events_open(&p->ev, s->tid, -1, 0, pe.ring_pages,
+                             pthread_equal(pe.starter, pthread_self()) ? EV_SMALL : 0);
         if (rc < 0) {
             atomic_fetch_add(&pe.threads_unsampled, 1);
             return rc;
@@ -1117,21 +1247,47 @@ static void perf_thread_stop(struct reg_slot *s)
     struct pslot *p = &pe.slots[registry_slot_index(s)];
     if (!atomic_load_explicit(&p->ready, memory_order_acquire)) return;
     atomic_store(&p->cpu_end_ns, thread_cpu_ns(CLOCK_THREAD_CPUTIME_ID));
-    if (p->inherited) {
+    slot_lock(p);
+    if (p->inherited || atomic_load(&p->moving))
         p->stop_ns = rt_clock_ns(CLOCK_MONOTONIC);
-    } else {
-        if (rtfd_ok(&p->ev.fd)) ioctl(p->ev.fd.fd, PERF_EVENT_IOC_DISABLE, 0);
-        if (rtfd_ok(&p->ev.fd_cs)) ioctl(p->ev.fd_cs.fd, PERF_EVENT_IOC_DISABLE, 0);
-    }
+    else
+        events_ioctl(&p->ev, PERF_EVENT_IOC_DISABLE);
+    slot_unlock(p);
     /* Between drains, exited threads keep their descriptors and rings: past a few,
      * the engine thread is asked to close them now. */
     if (!atomic_exchange(&p->stopped, 1) && atomic_fetch_add(&pe.draining, 1) + 1 == DRAINING_WAKE)
         wake_engine();
 }
 
+/* The session's starting thread moves from its own events to the per-CPU ones as it
+ * makes its first thread: they are opened disabled, its own events disabled at T, the
+ * per-CPU ones enabled; the engine thread reads its own ring to its end before any
+ * per-CPU record (drain_all). Without per-CPU events (a kernel before 5.13 has no
+ * inherit_thread), it keeps its own, and every thread opens its own at registration. */
+static void cpus_start_here(void)
+{
+    pe.cpus_tried = 1;
+    if (cpus_open() != 0) return;
+    struct reg_slot *s = registry_self();
+    struct pslot *p = s ? &pe.slots[registry_slot_index(s)] : NULL;
+    if (p && atomic_load_explicit(&p->ready, memory_order_acquire) && !p->inherited) {
+        slot_lock(p);
+        events_ioctl(&p->ev, PERF_EVENT_IOC_DISABLE);
+        p->move_ns = rt_clock_ns(CLOCK_MONOTONIC);
+        atomic_store_explicit(&p->moving, 1, memory_order_release);
+        slot_unlock(p);
+    }
+    cpus_enable();
+    pe_covered = pe.gen;
+    atomic_store_explicit(&pe.cpus_ready, 1, memory_order_release);
+    wake_engine(); /* its own events closed now, not at the next periodic drain */
+}
+
 /* A thread created now inherits the per-CPU events if its creator has them. */
 static uint32_t perf_thread_creating(void)
 {
+    if (pe_covered != pe.gen && !pe.cpus_tried && pthread_equal(pe.starter, pthread_self()))
+        cpus_start_here();
     return pe_covered == pe.gen ? pe.gen : 0;
 }
 
@@ -1271,6 +1427,7 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
         rtfd_ok(&pe.cpus[k].ev.fd);
         rtfd_ok(&pe.cpus[k].ev.fd_cs);
     }
+
     for (size_t i = 0, hi = registry_slots_hi(); i < hi; i++)
         if (atomic_load_explicit(&pe.slots[i].ready, memory_order_acquire)) {
             rtfd_ok(&pe.slots[i].ev.fd);
@@ -1284,6 +1441,7 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
         {"cpu_ring_pages", pe.ncpu ? pe.cpu_ring_pages : 0},
         {"cpu_ring_pages_mapped", ring_pages_mapped(0)}, /* less where locked memory is short */
         {"switch_ring_pages_mapped", ring_pages_mapped(1)},
+        {"rings_grown", pe.rings_grown}, /* small rings grown to ring_pages */
         {"samples_unregistered", pe.unregistered},
         {"threads_unsampled", atomic_load(&pe.threads_unsampled)},
         {"waits_guessed", pe.waits_guessed},
