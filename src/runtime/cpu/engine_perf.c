@@ -57,7 +57,8 @@
  * Threads: check() and start() on the session's starting thread; thread_start() and
  * thread_stop() on the registering thread (open, then disable its events);
  * thread_creating() and thread_created() on a creating and a created thread (whether
- * the new thread inherits the per-CPU events); everything else, drains included, on
+ * the new thread inherits the per-CPU events; the starting thread opens them at its
+ * first thread and moves onto them); everything else, drains included, on
  * the engine thread. Signal handlers: nothing here runs in one. Inside malloc:
  * nothing. */
 #include "runtime/arch/arch.h"
@@ -386,9 +387,9 @@ static int events_open(struct pevents *e, pid_t tid, int cpu, int inherit, size_
     if (err < 0) return err;
     /* A thread's own ring can start small (a process of a few ms fills none of a
      * full one, and the kernel clears every page mapped): the engine thread replaces
-     * it once it has held pe.small_wake bytes (ring_grow). */
-    /* An unprivileged user's locked ring memory is limited (perf_event_mlock_kb, then
-     * RLIMIT_MEMLOCK): a smaller ring drains at the same pace and loses more at worst. */
+     * it once it has held pe.small_wake bytes (ring_grow). An unprivileged user's
+     * locked ring memory is limited (perf_event_mlock_kb, then RLIMIT_MEMLOCK): a
+     * smaller ring drains at the same pace and loses more at worst. */
     err = 0;
     for (size_t pages = ring_pages; pages >= 1; pages /= 2) {
         e->map_len = (size_t)pe.page * (pages + 1);
