@@ -20,6 +20,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "unwind"))
 from uwlib import ROOT, KESTREL, check, failures, running_by_end, whole_share  # noqa: E402
+import rawjson  # noqa: E402
 
 B = os.path.join(ROOT, "build", "tests", "fibers")
 # program -> {leaf function: (thread label or None for "fiber", fiber id or None, caller)}
@@ -42,7 +43,7 @@ for prog, leaves in PROGS.items():
         if p.returncode:
             print(p.stderr[-2000:])
             continue
-        raw = json.load(open(glob.glob(stem + ".raw/*.raw.json")[0]))
+        raw = rawjson.load(glob.glob(stem + ".raw/*.raw.json")[0])
         threads = raw["threads"]
         folded = [l.rsplit(" ", 1) for l in open(stem + ".folded").read().splitlines() if l]
         for leaf, (label, fid, caller) in leaves.items():

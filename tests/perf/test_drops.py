@@ -12,6 +12,8 @@ samples and a note names the threads hit.
 Skipped (exit 77) without rg.
 """
 import json, os, re, shutil, subprocess, sys, tempfile
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import rawjson  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LIB = os.path.join(ROOT, "build", "lib", "libkestrel.so")
@@ -51,7 +53,7 @@ def main():
                 what = "%s, %s engine" % (name, engine)
                 if not check(os.path.exists(raw), "%s: a profile (%s)" % (what, p.stderr[-300:])):
                     continue
-                d = json.load(open(raw))
+                d = rawjson.load(raw)
                 rows = [(s[3], s[4]) for s in d["samples"]]
                 rows += [(u[2], u[4]) for u in d.get("untimed", [])]
                 on = sum(1 for st, _ in rows if st == 0)

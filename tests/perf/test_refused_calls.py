@@ -12,6 +12,8 @@ EPERM), is named in the profile as the cause of what it cost:
 - tgkill refused: nothing is lost (the engines do not need it to sample), no note.
 """
 import json, os, subprocess, sys, tempfile
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import rawjson  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LIB = os.path.join(ROOT, "build", "lib", "libkestrel.so")
@@ -33,7 +35,7 @@ def run(tmp, calls, engine):
     env.update(LD_PRELOAD=LIB, KESTREL_PROFILE=raw, KESTREL_PROFILE_ENGINE=engine)
     p = subprocess.run([DENY, calls, PROG, "dd", "0.5"], env=env, capture_output=True,
                        text=True, timeout=120)
-    d = json.load(open(raw)) if os.path.exists(raw) else None
+    d = rawjson.load(raw) if os.path.exists(raw) else None
     rep = subprocess.run([KESTREL, "report", raw], capture_output=True, text=True,
                          timeout=120).stdout if d else ""
     return p, d, rep

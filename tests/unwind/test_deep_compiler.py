@@ -18,6 +18,7 @@ import sys
 import tempfile
 
 from uwlib import KESTREL, check, failures, running_by_end, whole_share
+import rawjson  # noqa: E402
 
 CLANG = shutil.which("clang++")
 if not CLANG:
@@ -35,7 +36,7 @@ for engine in (None, "signal"):
     p = subprocess.run(cmd + ["--", CLANG, "-O2", "-c", src, "-o", os.path.join(d, "big.o")],
                        capture_output=True, text=True, timeout=600)
     check(p.returncode == 0, "%s: kestrel record -- clang++ -O2 exits 0" % tag)
-    raws = [json.load(open(f)) for f in glob.glob(stem + ".raw/*.raw.json")]
+    raws = [rawjson.load(f) for f in glob.glob(stem + ".raw/*.raw.json")]
     raw = max(raws, key=lambda r: len(r["samples"]))  # the compiler's process
     by_end = running_by_end(raw)
     share, n = whole_share(by_end)

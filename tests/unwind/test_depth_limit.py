@@ -13,6 +13,7 @@ import sys
 import tempfile
 
 from uwlib import B, KESTREL, check, failures, running_by_end
+import rawjson  # noqa: E402
 
 PROG = os.path.join(B, "prog_deeprec")
 d = tempfile.mkdtemp(prefix="kestrel-deeprec-")
@@ -21,7 +22,7 @@ for engine in ("signal", "perf"):
     p = subprocess.run([KESTREL, "record", "--engine", engine, "-o", stem, "--", PROG, "1000",
                         "3"], capture_output=True, text=True, timeout=300)
     check(p.returncode == 0, "%s: kestrel record -- prog_deeprec exits 0" % engine)
-    raw = json.load(open(glob.glob(stem + ".raw/*.raw.json")[0]))
+    raw = rawjson.load(glob.glob(stem + ".raw/*.raw.json")[0])
     by_end = running_by_end(raw)
     n = sum(by_end.values())
     depth = by_end.get("depth_limit", 0)
