@@ -37,3 +37,9 @@ $(BUILD)/tests/runtime/prog_deeprec_nofp: tests/runtime/prog_deeprec.c
 	@mkdir -p $(@D)
 	$(CC) $(COMMON) $(OPT) -fomit-frame-pointer -D_GNU_SOURCE -pthread -o $@ $< -ldl
 TEST_DEPS += $(BUILD)/tests/runtime/prog_deeprec_nofp
+
+# Tests of targets not met yet (`make test-open`, not part of `make test`): each fails
+# today and says by how much. open_live_threads.py: 10,000 threads alive at once, each
+# sampled (issue 28; the signal engine's tick-bound timers and the perf engine's rings
+# reach 28-44% of the threads on a 2-core machine).
+OPEN_TESTS += tests/runtime/open_live_threads.py
