@@ -26,6 +26,13 @@
 PREFIX  ?= /usr/local
 DESTDIR ?=
 BUILD   := build
+
+# The machine's own Go (/usr/local/go) before Debian's older golang-go, for every
+# rule and test: Parca, the OTLP check's official types and go tool pprof's output
+# format all follow the newer toolchain, and a shell's PATH may lack it.
+ifneq ($(wildcard /usr/local/go/bin/go),)
+export PATH := /usr/local/go/bin:$(PATH)
+endif
 VERSION := 0.1.0
 
 CC      ?= cc

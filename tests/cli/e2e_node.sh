@@ -28,8 +28,10 @@ check "node: with its file and line" grep -qE "(^|;)JS:\*?loop [^;]*/loop\.js:[0
 # V8's sort builtins run in node's text mapped again at an offset.
 check "node: V8 builtins named" grep -qE " Builtins_[A-Za-z]+" <<<"$out"
 check "node: the remapped text is an image" python3 - "$(raw_of node)" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
+import os, sys
+sys.path.insert(0, os.path.join(os.getcwd(), "tests"))
+import rawjson
+d = rawjson.load(sys.argv[1])
 sys.exit(0 if any(im.get("source") == "maps" and im["path"].endswith("/node") and im["offset"] > 0
                   for im in d["images"]) else 1)
 PY

@@ -25,6 +25,7 @@ from collections import defaultdict
 
 LOC_HEAD = re.compile(r"^ *(\d+): 0x[0-9a-f]+ (?:M=\d+ )?(?:\[F\] )?")
 FRAME_SEP = "\n" + " " * 13
+LINE_COL = re.compile(r":(\d+):\d+ s=")
 
 
 def fail(msg):
@@ -69,6 +70,8 @@ def parse_raw(text):
         samples.append(([int(v) for v in vals.split()], [int(i) for i in ids.split()], []))
     locs = {}
     cur = None
+    # Go 1.2x prints a line's column too (file:line:column); the check compares lines.
+    locs_part = LINE_COL.sub(r":\1 s=", locs_part)
     for line in locs_part.split("\n"):
         m = LOC_HEAD.match(line)
         if m:
