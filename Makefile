@@ -115,9 +115,11 @@ EXAMPLES   :=
 
 # `make` alone builds everything, whatever rule a fragment happens to define first.
 .DEFAULT_GOAL := all
--include $(sort $(wildcard examples/rules.mk web/rules.mk tests/*/rules.mk bench/*.mk))
-# Version, manual, package: packaging/rules.mk (make man, make deb).
+# Version, manual, package: packaging/rules.mk (make man, make deb), after the examples
+# it packages and before the tests that name what it makes (tests/packaging/rules.mk).
+-include examples/rules.mk
 -include packaging/rules.mk
+-include $(sort $(wildcard web/rules.mk tests/*/rules.mk bench/*.mk))
 
 .PHONY: all deps demo test check bench install uninstall clean format
 all: $(LIBKESTREL_SO) $(LIBKESTREL_A) $(LIBKESTREL_ANALYSIS) $(KESTREL) $(EXAMPLES)
