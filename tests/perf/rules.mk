@@ -17,6 +17,7 @@ TESTS     += $(PERF_UNIT_TESTS) tests/perf/test_perf_engine.py tests/perf/test_u
              tests/perf/test_refused_calls.py tests/perf/test_drops.py \
              tests/perf/test_go_signal.py \
              $(PERF_PASS)
+OPEN_TESTS += tests/perf/open_unprivileged_server.sh
 TEST_DEPS += $(PERF_UNIT_TESTS) $(PERF_HELPERS) $(PERF_PASS) $(LIBKESTREL_SO)
 
 $(PERF_DIR)/test_perf_ring: tests/perf/test_perf_ring.c src/runtime/cpu/perf_ring.c src/runtime/cpu/perf_ring.h
