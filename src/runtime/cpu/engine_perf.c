@@ -1179,7 +1179,8 @@ static int perf_start(const struct engine_config *cfg)
      * between two): a new mapping per session was never unmapped, 3.3 MB of address
      * space a session. */
     struct perf_engine kept = {
-        .slots = pe.slots, .scratch = pe.scratch, .tm_tid = pe.tm_tid, .tm_slot = pe.tm_slot};
+        .slots = pe.slots, .scratch = pe.scratch, .tm_tid = pe.tm_tid, .tm_slot = pe.tm_slot,
+        .read_buf = pe.read_buf};
     pe = kept;
     pe.epfd.fd = pe.wakefd.fd = -1;
     rtfd_lost_reset();
