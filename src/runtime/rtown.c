@@ -24,6 +24,11 @@ int rtown_sample_regs(const uint64_t *perf_regs)
     return rtown_sample(r.sp);
 }
 
+void rtown_add(uint64_t n)
+{
+    __atomic_fetch_add(&rtown_count, n, __ATOMIC_RELAXED);
+}
+
 uint64_t rtown_samples(void)
 {
     return __atomic_load_n(&rtown_count, __ATOMIC_RELAXED);

@@ -16,6 +16,8 @@ int rtown_sample(uint64_t sp);
 /* Own samples counted since the last rtown_reset() (a CPU session's start). */
 /* The same for a perf sample's user registers (arch_perf_regs' order); NULL: not own. */
 int rtown_sample_regs(const uint64_t *perf_regs);
+/* n more samples' worth of kestrel's own work (a wait inside it, in periods). */
+void rtown_add(uint64_t n);
 uint64_t rtown_samples(void);
 void rtown_reset(void);
 #endif

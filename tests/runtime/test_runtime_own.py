@@ -5,7 +5,7 @@ image, through dl_iterate_phdr), a sample inside malloc (the stack walk, the buc
 the heap file at the end. Each CPU sample taken there is left out of the profile and
 counted in engine_stats.runtime_samples.
 
-Debian's python3 (its own build, no frame pointers) runs a short program (about 50 ms)
+Debian's python3 (its own build, no frame pointers) runs a short program (about 110 ms: enough for the signal engine's tick-bound timers to take 5 samples)
 and a long one (about 3 s of allocations, sampled every 64 KiB), at 4999 Hz, under
 each engine (KESTREL_PROFILE_ENGINE=signal and perf), with and without KESTREL_HEAP.
 In every profile:
@@ -28,7 +28,7 @@ from rtlib import BUILD, LIB, Checker, image_of, load, symbols, tmpdir
 c = Checker()
 KESTREL = os.path.join(BUILD, "bin", "kestrel")
 PY = sorted(p for p in glob.glob("/usr/bin/python3.*") if re.fullmatch(r".*/python3\.\d+", p))[0]
-SHORT = "x = [str(i) for i in range(100000)]"
+SHORT = "x = [str(i) for i in range(1000000)]"
 LONG = ("import time\nt = time.time()\nwhile time.time() - t < 3:\n"
         "    x = [str(i) * 3 for i in range(20000)]\n")
 

@@ -192,6 +192,8 @@ struct pslot {
     int waiting;              /* that switch-out was voluntary: the thread blocked */
     uint64_t off_from;        /* first instant of the off-CPU interval not yet sampled */
     int guessed;              /* the episode's stack is a guess (no switch sample) */
+    int cs_own;               /* the last switch sample was in kestrel's own work */
+    int own_wait;             /* the thread is off the CPU inside kestrel's own work */
     int32_t last_wait_stack;  /* the last blocking stack read from /proc, -1 none */
     size_t npend;             /* waiting intervals kept until a stack is known */
     struct {
@@ -696,6 +698,9 @@ static void on_record(const struct perf_rec *r, void *arg)
     case PERF_REC_SAMPLE:
         if (p->has_cs && r->id == c->id_cs) {
             p->cs_time = r->time;
+            /* Blocked inside kestrel's own work (a heap sample's mmap): not the
+             * program's wait (rtown.h); its time is counted with the own samples. */
+            p->cs_own = rtown_sample_regs(r->abi ? r->regs : NULL);
             uint64_t fiber;
             p->cs_n = sample_frames(s, r, p->cs_frames, &p->cs_stop, &fiber);
         } else if (rtown_sample_regs(r->abi ? r->regs : NULL)) {
@@ -719,7 +724,9 @@ static void on_record(const struct perf_rec *r, void *arg)
         p->off_cpu = 1;
         p->off_from = r->time;
         /* A preempted thread still wants the CPU: that is not a wait of the program. */
-        p->waiting = !r->preempt;
+        p->own_wait = p->has_cs && p->cs_own && p->cs_time <= r->time &&
+                      r->time - p->cs_time < pe.period_ns;
+        p->waiting = !r->preempt && !p->own_wait;
         s->wait_stack = -1;
         /* The switch sample is written just before its SWITCH record; an older one
          * belongs to an earlier switch whose record was lost. */
@@ -728,6 +735,9 @@ static void on_record(const struct perf_rec *r, void *arg)
         break;
     case PERF_REC_SWITCH_IN:
         if (p->off_cpu && p->waiting) emit_waiting(s, p, p->off_from, r->time);
+        if (p->off_cpu && p->own_wait && r->time > p->off_from)
+            rtown_add((r->time - p->off_from) / pe.period_ns);
+        p->own_wait = 0;
         p->off_cpu = 0;
         break;
     case PERF_REC_LOST:
