@@ -41,6 +41,9 @@ static void profile_begin(void)
     EXPECT(kestrel_profile_is_running(), 0);
     EXPECT(kestrel_thread_register(7, "worker"), 0);
     EXPECT(kestrel_thread_register(0, NULL), 0);
+    static char fiber_stack[4096];
+    EXPECT(kestrel_fiber_register(fiber_stack, sizeof fiber_stack, 3, "fiber"), 0);
+    EXPECT(kestrel_fiber_unregister(fiber_stack), 0);
     EXPECT(kestrel_heap_start(0), -ENOTSUP);
     EXPECT(kestrel_heap_start(KESTREL_HEAP_INTERVAL_DEFAULT), -ENOTSUP);
     EXPECT(kestrel_heap_start(1), -ENOTSUP);
