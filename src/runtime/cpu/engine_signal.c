@@ -8,8 +8,7 @@
  * samples in handle_request against 71% of its CPU time). The timers fire at most once
  * per kernel tick (250 Hz on Debian's kernels), so the engine samples at the lower of
  * the rate asked for and the tick rate; below the tick rate the handler keeps each
- * timer sample with the probability rate / tick rate. Each thread arms its own timer
- * as it registers (sig_timer_arm_early); the sampler only for one whose attempt failed.
+ * timer sample with the probability rate / tick rate.
  *
  * A sampler thread of the runtime's own wakes at that rate on absolute, jittered
  * deadlines and reads every thread's CPU clock. A thread asleep in a system call at
@@ -363,25 +362,6 @@ static int sig_timer_ensure(struct reg_slot *s, struct sig_ring *r)
     r->silent = 0;
     atomic_store(&r->tstate, SIG_T_ARMED);
     return 0;
-}
-
-/* The slot's timer armed by the thread itself as it registers, the ring ready for its
- * samples: a thread that works a few ms and then waits is timed from its start, not
- * from the sampler's next look (late when the sampler waits for a CPU behind
- * thousands of threads). A failure leaves the timer to sig_timer_ensure, which
- * counts it. Async-signal-safe: the same system calls as sig_timer_ensure. */
-static void sig_timer_arm_early(struct reg_slot *s, struct sig_ring *r)
-{
-    int e = SIG_T_NONE;
-    if (!sig_timers || !atomic_load_explicit(&sig_running, memory_order_acquire) ||
-        !sigown_current() || !atomic_compare_exchange_strong(&r->tstate, &e, SIG_T_BUSY))
-        return;
-    if (sigown_timer_arm(s->cpu_clock, s->tid, SIG_TIMER_INTERVAL_NS, &r->timer,
-                         &r->timer_sig) != 0) {
-        atomic_store(&r->tstate, SIG_T_NONE);
-        return;
-    }
-    atomic_store(&r->tstate, SIG_T_ARMED);
 }
 
 /* The kernel's tick rate: the resolution of the coarse clock is one tick. 0 unknown. */
@@ -931,7 +911,6 @@ static int sig_thread_start(struct reg_slot *s)
     r->cpu_start = s->cpu_last_ns; /* read at registration, just now */
     atomic_store(&r->cpu_end, 0);
     sig_alt_on(s->tid);
-    sig_timer_arm_early(s, r);
     return 0;
 }
 
