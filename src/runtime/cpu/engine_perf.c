@@ -93,7 +93,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -106,7 +105,6 @@
  * the rings, and each ring also wakes the engine thread when half full: the wake-ups,
  * tens of microseconds each here, are then few. */
 #define DRAIN_MS 20
-#define ENGINE_NICE_AHEAD 10 /* the engine thread's nice below the program's, if allowed */
 #define DRAIN_MS_SWITCH 500
 #define IMAGES_NS 500000000ull /* between two image refreshes */
 #define DRAINING_WAKE 32       /* exited threads whose events wait to be closed: drain now */
@@ -956,26 +954,9 @@ static void wake_engine(void)
     if (rtfd_ok(&pe.wakefd)) eventfd_write(pe.wakefd.fd, 1);
 }
 
-/* The engine thread ahead of the program's threads where the system allows it (root,
- * CAP_SYS_NICE, RLIMIT_NICE): among 10,000 runnable threads its fair share is a
- * 5,000th of a CPU, and the rings overflowed while it waited seconds for one. It
- * sleeps between drains, so it takes no more CPU, only takes it sooner. Refused, it
- * stays as it was. */
-static void engine_priority(void)
-{
-    int tid = (int)syscall(SYS_gettid);
-    errno = 0;
-    int nice = getpriority(PRIO_PROCESS, (id_t)tid);
-    if (errno) return;
-    int want = nice - ENGINE_NICE_AHEAD < -20 ? -20 : nice - ENGINE_NICE_AHEAD;
-    for (; want < nice; want++)
-        if (setpriority(PRIO_PROCESS, (id_t)tid, want) == 0) return;
-}
-
 static void *engine_main(void *arg)
 {
     (void)arg;
-    engine_priority();
     uint64_t period_ns = (pe.privileged ? DRAIN_MS_SWITCH : DRAIN_MS) * 1000000ull;
     uint64_t next = rt_clock_ns(CLOCK_MONOTONIC) + period_ns, images_at = rt_clock_ns(CLOCK_MONOTONIC) + IMAGES_NS;
     if (pe.cfi) uw_tables_refresh(); /* the images, before the first drain walks a copy */
