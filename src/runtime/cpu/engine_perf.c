@@ -566,12 +566,6 @@ static void emit_waiting(struct reg_slot *s, struct pslot *p, uint64_t from, uin
         return;
     }
     for (uint64_t t = first_grid_point(from); t < to; t += pe.period_ns) {
-        if (s->wait_stack >= 0) { /* the rest at once: one count past the row table */
-            uint64_t n = (to - t + pe.period_ns - 1) / pe.period_ns;
-            if (p->guessed) pe.waits_guessed += n;
-            sink_add_interned_run(s, t, pe.period_ns, n, SINK_WAITING, s->wait_stack);
-            return;
-        }
         if (p->guessed) {
             pe.waits_guessed++;
             if (s->wait_stack < 0) s->wait_stack = p->last_wait_stack;

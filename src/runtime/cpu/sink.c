@@ -203,17 +203,7 @@ static int32_t sink_intern(const uint64_t *frames, size_t n, unsigned stop)
 
 /* ===== past the rows: counts per (stack, thread, state) ===== */
 
-static void sink_count_past_rows_n(uint32_t thread, uint64_t cpu_ns, int state, int32_t stack,
-                                   uint64_t n);
-
 static void sink_count_past_rows(uint32_t thread, uint64_t cpu_ns, int state, int32_t stack)
-{
-    sink_count_past_rows_n(thread, cpu_ns, state, stack, 1);
-}
-
-/* n samples of one (stack, thread, state), cpu_ns each. */
-static void sink_count_past_rows_n(uint32_t thread, uint64_t cpu_ns, int state, int32_t stack,
-                                   uint64_t n)
 {
     uint32_t stack1 = (uint32_t)(stack + 1);
     uint64_t h = ((uint64_t)stack1 * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)thread << 1 | (unsigned)state);
@@ -222,25 +212,25 @@ static void sink_count_past_rows_n(uint32_t thread, uint64_t cpu_ns, int state, 
     for (; sink_agg_hash[i]; i = (i + 1) & mask) {
         struct sink_agg_entry *e = &sink_aggv[sink_agg_hash[i] - 1];
         if (e->stack1 == stack1 && e->thread == thread && e->state == (uint32_t)state) {
-            e->count += n;
-            e->cpu_ns += cpu_ns * n;
-            sink_n.agg_samples += n;
-            sink_n.agg_cpu_ns += cpu_ns * n;
+            e->count++;
+            e->cpu_ns += cpu_ns;
+            sink_n.agg_samples++;
+            sink_n.agg_cpu_ns += cpu_ns;
             return;
         }
     }
     if (sink_n.agg_entries >= SINK_AGG_MAX ||
         sink_grow((void **)&sink_aggv, &sink_agg_g,
                   (sink_n.agg_entries + 1) * sizeof(struct sink_agg_entry))) {
-        sink_n.samples_past_limit += n;
-        sink_n.past_limit_cpu_ns += cpu_ns * n;
+        sink_n.samples_past_limit++;
+        sink_n.past_limit_cpu_ns += cpu_ns;
         return;
     }
     uint32_t idx = (uint32_t)sink_n.agg_entries++;
-    sink_aggv[idx] = (struct sink_agg_entry){stack1, thread, (uint32_t)state, 0, n, cpu_ns * n};
+    sink_aggv[idx] = (struct sink_agg_entry){stack1, thread, (uint32_t)state, 0, 1, cpu_ns};
     sink_agg_hash[i] = idx + 1;
-    sink_n.agg_samples += n;
-    sink_n.agg_cpu_ns += cpu_ns * n;
+    sink_n.agg_samples++;
+    sink_n.agg_cpu_ns += cpu_ns;
 }
 
 size_t sink_agg_count(void)
@@ -305,22 +295,6 @@ static void sink_add_row(uint32_t ti, uint64_t t_ns, uint64_t cpu_ns, int state,
         .stack1 = (uint32_t)(stack + 1),
         .state = (unsigned)state,
     };
-}
-
-void sink_add_interned_run(struct reg_slot *slot, uint64_t t_ns, uint64_t step_ns, uint64_t n,
-                           int state, int32_t stack)
-{
-    uint32_t ti = slot->thread_index;
-    /* Rows (and a window's samples) one by one; past the rows, one count for the rest. */
-    while (n && sink_rowv &&
-           (sink_n.samples < sink_rows_max || atomic_load_explicit(&sink_win_on, memory_order_acquire))) {
-        sink_add_row(ti, t_ns, 0, state, stack);
-        t_ns += step_ns;
-        n--;
-    }
-    if (!n || !sink_rowv) return;
-    sink_add_row(ti, t_ns, 0, state, stack); /* the thread's name, the rows' end */
-    if (n > 1) sink_count_past_rows_n(ti, 0, state, stack, n - 1);
 }
 
 int32_t sink_add(const struct sink_sample *s)

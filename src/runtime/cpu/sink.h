@@ -92,10 +92,6 @@ int32_t sink_add(const struct sink_sample *s);
 /* Appends a row for an already-interned stack. */
 void sink_add_interned(struct reg_slot *slot, uint64_t t_ns, uint64_t cpu_ns, int state,
                        int32_t stack);
-/* n rows of an already-interned stack, at t_ns, t_ns + step_ns, ...: past the row
- * table, one count for all of them (an engine's waiting samples of a long sleep). */
-void sink_add_interned_run(struct reg_slot *slot, uint64_t t_ns, uint64_t step_ns, uint64_t n,
-                           int state, int32_t stack);
 /* The same, for thread record `thread` (a fiber's: fiber_thread() - 1). */
 void sink_add_interned_to(uint32_t thread, uint64_t t_ns, uint64_t cpu_ns, int state,
                           int32_t stack);
