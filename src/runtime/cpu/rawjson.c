@@ -530,13 +530,10 @@ int rawjson_stream_chunk(struct rawjson_stream *s, const struct rawjson_meta *m,
 {
     if (!s->on) return -ENOTSUP;
     struct rj w = {.fd = -1};
-    w.buf = rtmem_alloc(RJ_BUF);
-    if (!w.buf) return -ENOMEM;
+    if (!s->buf && !(s->buf = rtmem_alloc(RJ_BUF))) return -ENOMEM;
+    w.buf = s->buf;
     int fd = rj_stream_open(s);
-    if (fd < 0) {
-        rtmem_free(w.buf, RJ_BUF);
-        return fd;
-    }
+    if (fd < 0) return fd;
     w.fd = fd;
     w.id = &s->id;
     maps_refresh(1);
@@ -546,7 +543,10 @@ int rawjson_stream_chunk(struct rawjson_stream *s, const struct rawjson_meta *m,
         from.images = from.maps = from.threads = 0;
     rj_object(&w, m, (int)s->chunks, closing, &from, &to);
     rj_flush(&w);
-    rtmem_free(w.buf, RJ_BUF);
+    if (closing) {
+        rtmem_free(s->buf, RJ_BUF);
+        s->buf = NULL;
+    }
     int err = w.err;
     if (rtfd_ok(&s->id)) { /* still the file opened above, not one of the program's */
         if (err) /* a chunk cut short (a full disk): taken back, tried again later */

@@ -45,6 +45,9 @@ struct rawjson_stream {
     uint64_t size;      /* bytes of whole chunks in the file */
     unsigned chunks;    /* chunks written */
     size_t images, maps, threads, stacks, rows; /* table entries written */
+    void *buf;          /* the chunks' write buffer, mapped once for the session
+                           rather than once a chunk (fewer changes to the mappings an
+                           unregistered fiber's stack is known by) */
 };
 
 /* Sets up a stream to `path` (nothing is opened yet). -ENOTSUP when what is at path is
