@@ -69,37 +69,29 @@ static int skip_value(struct scan *s)
     return 0;
 }
 
+struct locate {
+    struct raw_span *stacks, *samples;
+};
+
+static int locate_member(void *ctx, const char *key, size_t key_len, struct raw_span v)
+{
+    struct locate *l = ctx;
+    struct raw_span *which = key_len == 6 && !memcmp(key, "stacks", 6)    ? l->stacks
+                             : key_len == 7 && !memcmp(key, "samples", 7) ? l->samples
+                                                                          : NULL;
+    if (!which) return 0;
+    if (which->b) return -1; /* jansson rejects a key given twice */
+    *which = v;
+    return 0;
+}
+
 int raw_scan_locate(const char *buf, size_t len, struct raw_span *stacks, struct raw_span *samples)
 {
-    struct scan s = {buf, buf + len};
     *stacks = *samples = (struct raw_span){NULL, NULL};
-    if (peek(&s) != '{') return -1;
-    s.p++;
-    if (peek(&s) == '}') return -1;
-    for (;;) {
-        if (peek(&s) != '"') return -1;
-        const char *key = s.p + 1;
-        int escaped = 0;
-        if (skip_string(&s, &escaped) || escaped) return -1;
-        size_t key_len = (size_t)(s.p - 1 - key);
-        if (peek(&s) != ':') return -1;
-        s.p++;
-        skip_ws(&s);
-        struct raw_span v = {s.p, NULL};
-        if (skip_value(&s)) return -1;
-        v.e = s.p;
-        struct raw_span *which = key_len == 6 && !memcmp(key, "stacks", 6)    ? stacks
-                                 : key_len == 7 && !memcmp(key, "samples", 7) ? samples
-                                                                              : NULL;
-        if (which) {
-            if (which->b) return -1; /* jansson rejects a key given twice */
-            *which = v;
-        }
-        int c = peek(&s);
-        s.p++;
-        if (c == '}') break;
-        if (c != ',') return -1;
-    }
+    struct locate l = {stacks, samples};
+    const char *end;
+    if (raw_scan_object(buf, buf + len, locate_member, &l, &end)) return -1;
+    struct scan s = {end, buf + len};
     skip_ws(&s);
     return s.p == s.end && stacks->b && samples->b ? 0 : -1;
 }
