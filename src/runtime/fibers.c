@@ -124,10 +124,19 @@ static uint64_t fiber_reg_find(uint64_t sp, uint64_t *lo, uint64_t *hi)
 
 /* Two tables, one published (fm_pub) while the engine thread fills the other; fm_seq
  * changes at each publication, so a reader that saw it change retries nothing and
- * finds nothing (the next sample will). */
+ * finds nothing (the next sample will).
+ *
+ * Each mapping is kept as the kernel lists it, never merged with its neighbours: an
+ * unregistered fiber is named by the end of the mapping that holds its sp, which a
+ * mapping made later below it and merged into it by the kernel (mmap places new
+ * mappings downwards) does not move, where the start does. A walk may go on into the
+ * private writable mappings adjacent above (a stack may span two), up to r[i][2]; a
+ * shared one (a perf ring) is never a neighbour of a stack. */
 struct fib_maps {
     size_t n;
-    uint64_t r[FIBER_MAPS_MAX][2]; /* sorted [start, end) */
+    uint64_t r[FIBER_MAPS_MAX][3]; /* sorted [start, end), and the end of the run of
+                                    * adjacent private writable mappings from start */
+    uint8_t priv[FIBER_MAPS_MAX];  /* private (not MAP_SHARED) */
 };
 static struct fib_maps *fm_buf[2];
 static _Atomic int fm_pub = -1;
@@ -135,7 +144,9 @@ static _Atomic uint32_t fm_seq;
 static _Atomic int fm_stale = 1;
 static uint64_t fm_read_ns;
 
-static uint64_t fiber_map_find(uint64_t sp, uint64_t *lo, uint64_t *hi)
+/* The mapping holding sp: its end as the key, [*lo, *hi) the mapping and *run the end
+ * of the adjacent private writable mappings above. */
+static uint64_t fiber_map_find(uint64_t sp, uint64_t *lo, uint64_t *hi, uint64_t *run)
 {
     uint32_t seq = atomic_load_explicit(&fm_seq, memory_order_acquire);
     int pub = atomic_load_explicit(&fm_pub, memory_order_acquire);
@@ -148,18 +159,33 @@ static uint64_t fiber_map_find(uint64_t sp, uint64_t *lo, uint64_t *hi)
         else b = mid;
     }
     if (a == m->n || m->r[a][0] > sp) return 0;
-    uint64_t s = m->r[a][0], e = m->r[a][1];
+    uint64_t s = m->r[a][0], e = m->r[a][1], r = m->r[a][2];
     if (atomic_load_explicit(&fm_seq, memory_order_acquire) != seq) return 0;
     *lo = s;
     *hi = e;
-    return s ? s : 1;
+    *run = r;
+    return e;
 }
+
+static void fiber_maps_read(uint64_t now);
 
 void fiber_maps_refresh(int force)
 {
     uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
     if (!force && !atomic_load(&fm_stale)) return;
     if (fm_read_ns && now - fm_read_ns < 8000000ull) return;
+    fiber_maps_read(now);
+}
+
+int fiber_maps_refresh_since(uint64_t t_ns)
+{
+    if (fm_read_ns && fm_read_ns >= t_ns) return 0;
+    fiber_maps_read(rt_clock_ns(CLOCK_MONOTONIC));
+    return 1;
+}
+
+static void fiber_maps_read(uint64_t now)
+{
     fm_read_ns = now;
     atomic_store(&fm_stale, 0);
     if (!fm_buf[0]) {
@@ -188,13 +214,11 @@ void fiber_maps_refresh(int force)
             /* Readable, writable, not executable: where a stack can be. */
             if (sscanf(line, "%llx-%llx %4s", &s, &e, perm) == 3 && perm[0] == 'r' &&
                 perm[1] == 'w' && perm[2] != 'x' && m->n < FIBER_MAPS_MAX) {
-                /* Adjacent writable mappings are one: a stack may span two. */
-                if (m->n && m->r[m->n - 1][1] == s) m->r[m->n - 1][1] = e;
-                else {
-                    m->r[m->n][0] = s;
-                    m->r[m->n][1] = e;
-                    m->n++;
-                }
+                m->r[m->n][0] = s;
+                m->r[m->n][1] = e;
+                m->r[m->n][2] = e;
+                m->priv[m->n] = perm[3] == 'p';
+                m->n++;
             }
             line = nl + 1;
         }
@@ -203,16 +227,29 @@ void fiber_maps_refresh(int force)
         if (have == sizeof buf - 1) have = 0; /* a line too long: skipped */
     }
     rtfd_close(&once);
+    for (size_t i = m->n; i-- > 1;) /* the runs of adjacent private mappings, downwards */
+        if (m->priv[i] && m->priv[i - 1] && m->r[i - 1][1] == m->r[i][0])
+            m->r[i - 1][2] = m->r[i][2];
     atomic_fetch_add(&fm_seq, 1);
     atomic_store_explicit(&fm_pub, pub == 0 ? 1 : 0, memory_order_release);
+}
+
+/* 1 when every page of [sp, top) is mapped: mincore fails with ENOMEM on a range that
+ * holds an unmapped page. */
+static int fiber_mapped(uint64_t sp, uint64_t top)
+{
+    const uint64_t pg = 4096;
+    uint64_t p0 = sp & ~(pg - 1), p1 = (top + pg - 1) & ~(pg - 1);
+    unsigned char vec[FIBER_WALK_MAX / 4096 + 2];
+    return mincore((void *)(uintptr_t)p0, (size_t)(p1 - p0), vec) == 0;
 }
 
 int fiber_find(uint64_t sp, uint64_t own_lo, uint64_t own_hi, uint64_t *lo, uint64_t *hi,
                uint64_t *key)
 {
-    uint64_t l, h, k = fiber_reg_find(sp, &l, &h);
+    uint64_t l, h, run = 0, k = fiber_reg_find(sp, &l, &h);
     if (!k) {
-        k = fiber_map_find(sp, &l, &h);
+        k = fiber_map_find(sp, &l, &h, &run);
         /* The mapping of the thread's own stack (sp below its registered bounds, a
          * stack grown past them): not a fiber. */
         if (k && l < own_hi && own_lo < h) return 0;
@@ -221,21 +258,23 @@ int fiber_find(uint64_t sp, uint64_t own_lo, uint64_t own_hi, uint64_t *lo, uint
         atomic_store_explicit(&fm_stale, 1, memory_order_relaxed);
         return 0;
     }
-    uint64_t top = h - sp > FIBER_WALK_MAX ? sp + FIBER_WALK_MAX : h;
-    /* Still mapped, every page of it (a stack freed since the maps were read is not
-     * read): mincore fails with ENOMEM on a range that holds an unmapped page. */
-    long pg = 4096;
-    uint64_t p0 = sp & ~(uint64_t)(pg - 1), p1 = (top + (uint64_t)pg - 1) & ~(uint64_t)(pg - 1);
-    unsigned char vec[FIBER_WALK_MAX / 4096 + 2];
-    if (mincore((void *)(uintptr_t)p0, (size_t)(p1 - p0), vec) != 0) {
-        atomic_store_explicit(&fm_stale, 1, memory_order_relaxed);
-        return 0;
+    /* Still mapped, every page the walk may read (a stack freed since the maps were
+     * read is not read): the run of mappings above first, else the one holding sp
+     * (a neighbour unmapped since is no part of the stack). */
+    uint64_t top = run > h && run - sp > FIBER_WALK_MAX ? sp + FIBER_WALK_MAX : run;
+    if (top <= h || !fiber_mapped(sp, top)) {
+        top = h - sp > FIBER_WALK_MAX ? sp + FIBER_WALK_MAX : h;
+        if (!fiber_mapped(sp, top)) {
+            atomic_store_explicit(&fm_stale, 1, memory_order_relaxed);
+            return 0;
+        }
     }
     *lo = l;
     *hi = top;
     *key = k;
     return 1;
 }
+
 
 /* ==================================================== fibers' thread records ==== */
 
@@ -259,7 +298,7 @@ uint32_t fiber_thread(pid_t tid, uint64_t key)
 {
     if (!fr_tab && !(fr_tab = rtmem_alloc(2 * FIBER_THREADS_MAX * sizeof *fr_tab))) return 0;
     /* A registered fiber is its entry's index and generation; a key names it while it
-     * stays registered, the mapping's start (an unregistered fiber) for the session. */
+     * stays registered, the end of its mapping (an unregistered fiber) for the session. */
     size_t mask = 2 * FIBER_THREADS_MAX - 1;
     size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) ^ (uint64_t)tid) & mask;
     for (;; h = (h + 1) & mask) {

@@ -24,15 +24,20 @@
 
 /* The fiber whose stack holds sp, on a thread whose own stack is [own_lo, own_hi): 1
  * with [*lo, *hi) its bounds (hi at most FIBER_WALK_MAX above sp, every page of
- * [sp, hi) mapped) and *key naming it for fiber_thread(); 0 when none is known (the
- * mappings are then marked to be read again) or sp lies in the mapping of the thread's
- * own stack. */
+ * [sp, hi) mapped) and *key naming it for fiber_thread() (a registered fiber's entry,
+ * else the end of the mapping holding sp); 0 when none is known (the mappings are then
+ * marked to be read again) or sp lies in the mapping of the thread's own stack. */
 int fiber_find(uint64_t sp, uint64_t own_lo, uint64_t own_hi, uint64_t *lo, uint64_t *hi,
                uint64_t *key);
 
 /* Re-reads the writable mappings when a lookup missed since the last read (or
  * `force`), at most every 8 ms. Engine thread. */
 void fiber_maps_refresh(int force);
+/* Re-reads them now unless they were read at or after t_ns (CLOCK_MONOTONIC): for a
+ * sample taken at t_ns whose lookup missed, on a thread that can retry it (the perf
+ * engine's drain), since a fiber made just before it is in no table read earlier.
+ * 1 when read. Engine thread. */
+int fiber_maps_refresh_since(uint64_t t_ns);
 
 /* The thread record of fiber `key` on thread `tid` (its label and id: the registered
  * ones, else "fiber" and a number of the process's own), made on first sight: its

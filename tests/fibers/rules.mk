@@ -5,7 +5,6 @@
 FB_TESTS_PY := $(sort $(wildcard tests/fibers/test_*.py))
 FB_PROGS    := $(BUILD)/tests/fibers/prog_ucontext $(BUILD)/tests/fibers/prog_boost
 TESTS     += $(FB_TESTS_PY)
-OPEN_TESTS += tests/fibers/open_fibers_boost_perf.sh
 TEST_DEPS += $(FB_PROGS) $(LIBKESTREL_SO)
 
 $(BUILD)/tests/fibers/prog_ucontext: tests/fibers/prog_ucontext.c

@@ -658,7 +658,12 @@ static uint16_t sample_frames(const struct reg_slot *s, const struct perf_rec *r
      * stack outside the thread's bounds (a fiber's) is walked as far as it goes. */
     int in_bounds = sp >= s->stack_lo && sp < s->stack_hi;
     uint64_t stack_top = s->stack_hi, f_lo;
-    if (!in_bounds && fiber_find(sp, s->stack_lo, s->stack_hi, &f_lo, &stack_top, fiber))
+    /* A fiber made since the maps were read: read them again and look once more (the
+     * drain is on the thread that reads them; the signal handler cannot). */
+    if (!in_bounds &&
+        (fiber_find(sp, s->stack_lo, s->stack_hi, &f_lo, &stack_top, fiber) ||
+         (fiber_maps_refresh_since(r->time) &&
+          fiber_find(sp, s->stack_lo, s->stack_hi, &f_lo, &stack_top, fiber))))
         in_bounds = 1;
     uint64_t hi = in_bounds && stack_top < top ? stack_top : top;
     struct uw_stack m = {sp, hi, (intptr_t)r->stack - (intptr_t)sp, UW_DIRECT_NONE, NULL};
