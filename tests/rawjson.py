@@ -2,7 +2,7 @@
 document, or a streamed file's chunks joined into one, as kestrel's reader joins them."""
 import json
 
-APPEND = ("stacks", "stack_ends", "samples", "untimed")
+APPEND = ("stacks", "stack_ends", "stacks_guessed", "samples", "untimed")
 FROM = ("images", "threads")
 CHUNK_KEYS = ("chunk", "closing", "images_from", "threads_from")
 

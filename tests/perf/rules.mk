@@ -15,7 +15,7 @@ PERF_PASS       := $(patsubst tests/runtime/%,$(BUILD)/tests/perf-pass/%,$(basen
 
 TESTS     += $(PERF_UNIT_TESTS) tests/perf/test_perf_engine.py tests/perf/test_unprivileged.py \
              tests/perf/test_refused_calls.py \
-             tests/perf/test_go_signal.py \
+             tests/perf/test_go_signal.py tests/perf/test_guessed_stacks.py \
              $(PERF_PASS)
 # open_drops.py: the signal engine lost 1 of 427 samples in one run (0.1% asked), and
 # with another program running the perf engine's CPU total read 1295 of 1753 ms.

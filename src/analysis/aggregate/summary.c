@@ -232,9 +232,15 @@ static int count_walks(struct build *b)
     for (size_t i = 0; i < p->n_stacks; i++) {
         const struct profile_stack *st = &p->stacks[i];
         if (!b->stack_n[i] || !st->depth) continue;
-        const struct profile_frame *mark = &p->frames[st->frames[st->depth - 1]];
-        if (mark->image != -1 || strcmp(mark->name, PROFILE_INCOMPLETE_FRAME)) continue;
-        int32_t img = st->depth >= 2 ? p->frames[st->frames[st->depth - 2]].image : -1;
+        int cut;
+        uint32_t last;
+        if (profile_stack_marks(p, st, &cut, &last) &&
+            add_share(&w->guessed, b->stack_value[i], b->stack_n[i])) {
+            free(by_image);
+            return -2;
+        }
+        if (!cut) continue;
+        int32_t img = last ? p->frames[st->frames[last - 1]].image : -1;
         if (add_share(&w->cut, b->stack_value[i], b->stack_n[i]) ||
             add_share(&by_image[img < 0 ? p->n_images : (size_t)img], b->stack_value[i],
                       b->stack_n[i])) {
@@ -414,6 +420,7 @@ struct summary *summary_build_state(const struct profile *p, size_t type, int st
             finish_share(s, &s->lines[i].total);
         }
         finish_share(s, &s->walks.cut);
+        finish_share(s, &s->walks.guessed);
         for (size_t i = 0; i < s->walks.n_ends; i++)
             finish_share(s, &s->walks.ends[i].share);
         double all_events = count_events(s, s->n_samples_all);

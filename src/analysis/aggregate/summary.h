@@ -64,6 +64,7 @@ struct summary_walk_end {
 struct summary_walks {
     int known;                /* the profile says how its walks ended (meta.ends_known) */
     struct summary_share cut; /* samples with an incomplete stack */
+    struct summary_share guessed; /* samples given a guessed stack (PROFILE_GUESSED_FRAME) */
     struct summary_walk_end ends[SUMMARY_WALK_ENDS]; /* most first */
     size_t n_ends;
 };

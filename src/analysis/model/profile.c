@@ -703,3 +703,21 @@ void profile_replace_stacks(struct profile *p, struct profile *with, const uint3
     for (size_t i = 0; i < p->n_samples; i++)
         p->samples[i].stack = map[p->samples[i].stack];
 }
+
+static int profile_is_mark(const struct profile *p, uint32_t f, const char *name)
+{
+    return p->frames[f].image == -1 && !strcmp(p->frames[f].name, name);
+}
+
+int profile_stack_marks(const struct profile *p, const struct profile_stack *st, int *cut,
+                        uint32_t *last)
+{
+    uint32_t d = st->depth;
+    int c = d && profile_is_mark(p, st->frames[d - 1], PROFILE_INCOMPLETE_FRAME);
+    d -= (uint32_t)c;
+    int g = d && profile_is_mark(p, st->frames[d - 1], PROFILE_GUESSED_FRAME);
+    d -= (uint32_t)g;
+    if (cut) *cut = c;
+    if (last) *last = d;
+    return g;
+}

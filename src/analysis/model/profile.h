@@ -28,6 +28,10 @@
 /* The root-side frame under which a stack whose walk was cut short sits (its
  * outermost frame: image -1, symbolized), so that every writer shows the cut. */
 #define PROFILE_INCOMPLETE_FRAME "[incomplete stack]"
+/* The frame under which a stack the runtime did not walk for its samples sits (a
+ * wait or system-call time given an earlier stack of the thread: the raw file's
+ * `stacks_guessed`), just inside PROFILE_INCOMPLETE_FRAME when the stack has both. */
+#define PROFILE_GUESSED_FRAME "[guessed stack]"
 /* The start of the pprof comment that says a profile records how its walks ended
  * (the runtime's heap profile writes it, and so does the CLI's pprof writer). */
 #define PROFILE_WALKS_COMMENT "stack walks:"
@@ -252,6 +256,12 @@ int profile_find_sample_type(const struct profile *p, const char *type);
  * Readers call it before handing a profile out; tests call it too. Returns 0 when
  * sound, else -1 with a one-line reason in why. */
 int profile_check(const struct profile *p, char *why, size_t why_size);
+
+/* Stack st's root-side marks: 1 when it sits under PROFILE_GUESSED_FRAME; *cut 1 when
+ * under PROFILE_INCOMPLETE_FRAME; *last the depth of its frames below the marks (the
+ * outermost real frame is frames[*last - 1]). */
+int profile_stack_marks(const struct profile *p, const struct profile_stack *st, int *cut,
+                        uint32_t *last);
 
 /* Wall time of the run in ns (end - start), or 0 when unknown. */
 int64_t profile_wall_ns(const struct profile *p);

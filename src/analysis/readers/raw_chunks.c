@@ -25,8 +25,9 @@ struct rc_scalar {
 static const struct {
     const char *key;
     int from;
-} rc_tables[] = {{"images", 1},     {"threads", 1}, {"stacks", 0},
-                 {"stack_ends", 0}, {"samples", 0}, {"untimed", 0}};
+} rc_tables[] = {{"images", 1},     {"threads", 1},        {"stacks", 0},
+                 {"stack_ends", 0}, {"stacks_guessed", 0}, {"samples", 0},
+                 {"untimed", 0}};
 #define RC_TABLES (sizeof rc_tables / sizeof rc_tables[0])
 
 struct rc_join {
@@ -194,6 +195,7 @@ static void rc_write(struct rc_join *j, struct rc_out *o)
         /* untimed only when a chunk had it (it needs timed_end_ns beside it) */
         if (!l->n && !strcmp(rc_tables[t].key, "untimed")) continue;
         if (!l->n && !strcmp(rc_tables[t].key, "stack_ends")) continue;
+        if (!l->n && !strcmp(rc_tables[t].key, "stacks_guessed")) continue;
         rc_puts(o, j->n_scalars || t ? ",\n\"" : "\n\"");
         rc_puts(o, rc_tables[t].key);
         rc_puts(o, "\":[");

@@ -32,6 +32,9 @@ struct raw {
     uint8_t *ends;              /* input stack -> how its walk ended; NULL when not given */
     size_t n_ends;
     int64_t incomplete;         /* the PROFILE_INCOMPLETE_FRAME frame, -1 until needed */
+    const json_t *guessed_in;   /* "stacks_guessed", NULL when not given */
+    uint8_t *guessed;           /* input stack -> 1 when a guess; NULL when none is */
+    int64_t guessed_frame;      /* the PROFILE_GUESSED_FRAME frame, -1 until needed */
 };
 
 static int big_was(const struct raw *r, int64_t x);
@@ -382,7 +385,37 @@ static int read_stack_ends(struct raw *r, const json_t *root)
         r->ends[i] = (uint8_t)json_integer_value(v);
     }
     r->p->meta.ends_known = 1;
+    const json_t *g = json_object_get(root, "stacks_guessed");
+    if (g && !json_is_null(g) && !json_is_array(g))
+        return fail(r, "\"stacks_guessed\" is not an array");
+    r->guessed_in = json_is_array(g) && json_array_size(g) ? g : NULL;
     return 0;
+}
+
+/* "stacks_guessed": the indices of the stacks the runtime gave samples it did not walk
+ * (docs/raw-format.md), for n input stacks. */
+static int guessed_begin(struct raw *r, size_t n)
+{
+    if (!r->guessed_in) return 0;
+    if (!(r->guessed = calloc(n + 1, 1))) return fail(r, "out of memory");
+    size_t i;
+    const json_t *v;
+    json_array_foreach(r->guessed_in, i, v)
+    {
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            (uint64_t)json_integer_value(v) >= n)
+            return fail(r, "stacks_guessed: entry %zu is not the index of a stack", i);
+        r->guessed[json_integer_value(v)] = 1;
+    }
+    return 0;
+}
+
+/* The frame of a root-side mark (image -1, symbolized), interned once into *f. */
+static int mark_frame(struct raw *r, int64_t *f, const char *name)
+{
+    if (*f >= 0) return 0;
+    struct profile_frame mark = {.name = (char *)name, .image = -1, .symbolized = 1};
+    return (*f = profile_intern_frame(r->p, &mark)) < 0 ? fail(r, "out of memory") : 0;
 }
 
 static int read_threads(struct raw *r, const json_t *root)
@@ -457,16 +490,16 @@ static int add_stack(struct raw *r, size_t i, const uint64_t *v, size_t n)
         if (f < 0) return fail(r, "out of memory");
         r->frames[k] = (uint32_t)f;
     }
-    /* A walk cut short: its stack sits under the frame that says so (at the depth
-     * limit it goes without; the sample is counted as cut all the same). */
+    /* A guess sits under the frame that says so, and a walk cut short under the one
+     * that says that, outermost (at the depth limit they go without; the sample is
+     * counted as cut or guessed all the same). */
+    if (r->guessed && r->guessed[i] && depth < PROFILE_MAX_DEPTH) {
+        if (mark_frame(r, &r->guessed_frame, PROFILE_GUESSED_FRAME)) return -1;
+        r->frames[depth++] = (uint32_t)r->guessed_frame;
+    }
     if (n && r->ends && unwind_cut_short((enum unwind_stop)r->ends[i]) &&
         depth < PROFILE_MAX_DEPTH) {
-        if (r->incomplete < 0) {
-            struct profile_frame mark = {
-                .name = (char *)PROFILE_INCOMPLETE_FRAME, .image = -1, .symbolized = 1};
-            if ((r->incomplete = profile_intern_frame(r->p, &mark)) < 0)
-                return fail(r, "out of memory");
-        }
+        if (mark_frame(r, &r->incomplete, PROFILE_INCOMPLETE_FRAME)) return -1;
         r->frames[depth++] = (uint32_t)r->incomplete;
     }
     if (charge(r, sizeof(struct profile_stack) + depth * sizeof *r->frames + 32)) return -1;
@@ -482,6 +515,7 @@ static int stacks_begin(struct raw *r, size_t n)
     r->n_stacks_in = n;
     if (r->ends && r->n_ends != n)
         return fail(r, "\"stack_ends\" has %zu entries for %zu stacks", r->n_ends, n);
+    if (guessed_begin(r, n)) return -1;
     if (charge(r, (n + 1) * sizeof *r->stack_of)) return -1;
     r->frames = malloc(PROFILE_MAX_DEPTH * sizeof *r->frames);
     r->stack_of = malloc((n + 1) * sizeof *r->stack_of);
@@ -933,7 +967,8 @@ static struct profile *read_raw_doc(const char *buf, size_t len, char *why, size
                     .used = arena_total,
                     .bigs = bigs.v,
                     .n_bigs = bigs.n,
-                    .incomplete = -1};
+                    .incomplete = -1,
+                    .guessed_frame = -1};
     int rc = r.p ? 0 : fail(&r, "out of memory");
     if (!rc && !json_is_object(root)) rc = fail(&r, "not a kestrel raw profile (not an object)");
     if (!rc) rc = read_meta(&r, root);
@@ -958,6 +993,7 @@ static struct profile *read_raw_doc(const char *buf, size_t len, char *why, size
     free(r.row);
     free(bigs.v);
     free(r.ends);
+    free(r.guessed);
     intmap_free(&r.frame_of);
     if (!rc) {
         r.p->default_type = 0;

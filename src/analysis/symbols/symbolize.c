@@ -1593,10 +1593,11 @@ static void check_walk_ends(struct symbolizer *z)
     struct profile *p = z->p;
     for (size_t i = 0; i < p->n_stacks; i++) {
         const struct profile_stack *st = &p->stacks[i];
-        if (st->depth < 2) continue;
-        const struct profile_frame *mark = &p->frames[st->frames[st->depth - 1]];
-        if (mark->image != -1 || strcmp(mark->name, PROFILE_INCOMPLETE_FRAME)) continue;
-        int32_t img = p->frames[st->frames[st->depth - 2]].image;
+        int cut;
+        uint32_t last;
+        profile_stack_marks(p, st, &cut, &last);
+        if (!cut || !last) continue;
+        int32_t img = p->frames[st->frames[last - 1]].image;
         if (img < 0 || p->images[img].fp_checked) continue;
         p->images[img].fp_checked = 1;
         p->images[img].fp_permille = -1;

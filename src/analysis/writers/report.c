@@ -615,6 +615,14 @@ static void cut_causes(const struct profile *p, const struct summary *s, struct 
 static void walks_lines(FILE *out, const struct profile *p, const struct summary *s)
 {
     const struct summary_walks *w = &s->walks;
+    /* Stacks the engine did not walk for these samples, whatever their share. */
+    if (w->guessed.n)
+        fprintf(out,
+                "  guessed stacks: %.1f%% ±%.1f of %s (under %s): time the engine could not "
+                "walk a stack for (a wait too short to read, system-call time without the "
+                "kernel's samples), given the thread's earlier stack\n",
+                100 * w->guessed.share, 100 * w->guessed.se, p->sample_types[s->type].type,
+                PROFILE_GUESSED_FRAME);
     if (!w->known) {
         if (p->kind != PROFILE_CPU) return;
         if (p->meta.truncated)

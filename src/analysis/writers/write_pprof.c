@@ -12,7 +12,8 @@
  *   profile.proto orders them; an unresolved frame is a location with no line.
  * - a function per (name, file).
  * - samples that say the same (stack, thread, state) are one, values summed; labels
- *   `thread` (the thread's name, else its label) and, for CPU, `state`.
+ *   `thread` (the thread's name, else its label) and, for CPU, `state`; `stack` =
+ *   `guessed` on samples whose stack sits under PROFILE_GUESSED_FRAME.
  * Strings are valid UTF-8 (invalid bytes become U+FFFD); protobuf needs no other
  * escaping. */
 #include <errno.h>
@@ -233,6 +234,10 @@ static int put_samples(struct pprof *w, const struct pprof_sample *v, size_t n)
     if (!thread) return -ENOMEM;
     /* A process tree: a `process` label ("gzip [1234]") and a numeric `pid`. */
     uint64_t process_key = sid(w, "process"), pid_key = sid(w, "pid");
+    uint64_t stack_key = 0, guessed_str = 0;
+    for (size_t k = 0; k < n && !stack_key; k++)
+        if (profile_stack_marks(p, &p->stacks[v[k].stack], NULL, NULL))
+            stack_key = sid(w, "stack"), guessed_str = sid(w, "guessed");
     uint64_t *process = calloc(p->n_processes + 1, sizeof *process);
     if (!process) return free(thread), -ENOMEM;
     for (size_t k = 0; k < p->n_processes; k++) {
@@ -272,6 +277,13 @@ static int put_samples(struct pprof *w, const struct pprof_sample *v, size_t n)
             lm = pb_begin(&w->b, SAMPLE_LABEL);
             pb_put_uint(&w->b, LABEL_KEY, state_key);
             pb_put_uint(&w->b, LABEL_STR, state[v[i].state]);
+            pb_end(&w->b, lm);
+        }
+        /* A stack the engine did not walk: `-tagfocus=stack=guessed` finds them. */
+        if (profile_stack_marks(p, &p->stacks[v[i].stack], NULL, NULL)) {
+            lm = pb_begin(&w->b, SAMPLE_LABEL);
+            pb_put_uint(&w->b, LABEL_KEY, stack_key);
+            pb_put_uint(&w->b, LABEL_STR, guessed_str);
             pb_end(&w->b, lm);
         }
         pb_end(&w->b, m);

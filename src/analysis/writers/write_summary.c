@@ -10,7 +10,8 @@
  *    "states": {"running": SHARE, "waiting": SHARE},
  *    "threads": [{"label", "fiber", "tid", "name", "share": SHARE,
  *                 "running": {"value", "samples"}, "waiting": {"value", "samples"}}],
- *    "stacks": {"known", "incomplete": SHARE, "ends": [{"image", "path", "share": SHARE,
+ *    "stacks": {"known", "incomplete": SHARE, "guessed": SHARE,
+ *               "ends": [{"image", "path", "share": SHARE,
  *               "frame_pointers": {"functions": FRACTION, "without": BOOL} | null}],
  *               "by_end": {NAME: samples}},
  *    "functions": [{"name", "file", "line", "self": SHARE, "total": SHARE}],
@@ -22,7 +23,8 @@
  * lines are the hot ones, in the summary's order (self descending, then total); those
  * with no value at all are left out. Unknown strings are null, unknown numbers 0.
  * "stacks" says how whole the stacks are (summary_walks): whether the profile records
- * it at all ("known"), the share of samples with an incomplete stack, the images
+ * it at all ("known"), the share of samples with an incomplete stack and with a
+ * guessed one (under PROFILE_GUESSED_FRAME), the images
  * their walks ended in with what their CFI says of frame pointers (the share of
  * functions that set one up, and whether that is a build without them; null when
  * not read), and, for a raw profile, the samples by how their walk ended (the names
@@ -130,6 +132,8 @@ static void put_stacks(FILE *out, const struct profile *p, const struct summary 
     const struct summary_walks *w = &s->walks;
     fprintf(out, "\"stacks\":{\"known\":%s,", w->known ? "true" : "false");
     put_share(out, "incomplete", &w->cut);
+    putc(',', out);
+    put_share(out, "guessed", &w->guessed);
     fputs(",\"ends\":[", out);
     for (size_t i = 0; i < w->n_ends; i++) {
         const struct profile_image *im = w->ends[i].image >= 0 ? &p->images[w->ends[i].image] : NULL;

@@ -537,7 +537,8 @@ static void fill_kernel_time(struct reg_slot *s, struct pslot *p, uint64_t cpu_n
                                  .state = SINK_ON_CPU,
                                  .stop = p->last_stop,
                                  .nframes = p->last_n,
-                                 .frames = p->last_frames};
+                                 .frames = p->last_frames,
+                                 .guessed = 1};
         sink_add(&ss);
         p->samples++;
         p->filled++;
@@ -566,9 +567,10 @@ static void emit_waiting(struct reg_slot *s, struct pslot *p, uint64_t from, uin
         return;
     }
     for (uint64_t t = first_grid_point(from); t < to; t += pe.period_ns) {
-        if (p->guessed) {
+        if (p->guessed) { /* the last stack read, or a walk's, marked a guess */
             pe.waits_guessed++;
-            if (s->wait_stack < 0) s->wait_stack = p->last_wait_stack;
+            s->wait_stack = sink_guessed_twin(s->wait_stack < 0 ? p->last_wait_stack
+                                                                : s->wait_stack);
         }
         if (s->wait_stack >= 0) {
             sink_add_interned(s, t, 0, SINK_WAITING, s->wait_stack);
@@ -581,7 +583,8 @@ static void emit_waiting(struct reg_slot *s, struct pslot *p, uint64_t from, uin
                                  .state = SINK_WAITING,
                                  .stop = p->guessed ? p->last_stop : p->cs_stop,
                                  .nframes = n,
-                                 .frames = frames};
+                                 .frames = frames,
+                                 .guessed = (uint8_t)p->guessed};
         s->wait_stack = sink_add(&ss);
     }
 }

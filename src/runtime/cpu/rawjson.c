@@ -253,6 +253,15 @@ static void rj_stacks(struct rj *w, size_t s0, size_t n)
         rj_u(w, (uint64_t)sink_stack_stop(i));
     }
     rj_s(w, "],\n");
+    /* The stacks that are guesses, by index (few, and none in most profiles). */
+    int any = 0;
+    for (size_t i = s0; i < n; i++) {
+        if (!sink_stack_guessed(i)) continue;
+        rj_s(w, any ? "," : "\"stacks_guessed\":[");
+        rj_u(w, i);
+        any = 1;
+    }
+    if (any) rj_s(w, "],\n");
 }
 
 /* Sample rows [r0, n). */

@@ -30,6 +30,9 @@ struct sink_stack {
     uint32_t off;  /* first word in sink_words */
     uint16_t len;  /* words */
     uint8_t stop;  /* enum unwind_stop: how its walk ended (part of its identity) */
+    uint8_t guessed; /* 1: the engine gave these frames to samples it did not walk (a
+                      * wait or system-call time charged to an earlier stack); part of
+                      * its identity */
 };
 _Static_assert(UNWIND_MAX_DEPTH < 1u << 16, "a stack's length fits");
 
@@ -157,9 +160,9 @@ void sink_forget_after_fork(void)
     memset(&sink_n, 0, sizeof(sink_n));
 }
 
-static uint64_t sink_hash_words(const uint64_t *w, size_t n, unsigned stop)
+static uint64_t sink_hash_words(const uint64_t *w, size_t n, unsigned stop, unsigned guessed)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n ^ ((uint64_t)stop << 56);
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n ^ ((uint64_t)stop << 56) ^ ((uint64_t)guessed << 48);
     for (size_t i = 0; i < n; i++) {
         h ^= w[i];
         h *= 0xff51afd7ed558ccdull;
@@ -172,19 +175,19 @@ static int32_t sink_other_bucket(void)
 {
     if (sink_other < 0) {
         sink_other = (int32_t)sink_n.stacks++;
-        sink_stacks[sink_other] = (struct sink_stack){0, 0, 0, UNWIND_NOT_WALKED};
+        sink_stacks[sink_other] = (struct sink_stack){0, 0, 0, UNWIND_NOT_WALKED, 0};
     }
     return sink_other;
 }
 
 /* The index of this stack, interned on first sight; "(other stacks)" past a limit. */
-static int32_t sink_intern(const uint64_t *frames, size_t n, unsigned stop)
+static int32_t sink_intern(const uint64_t *frames, size_t n, unsigned stop, unsigned guessed)
 {
-    uint64_t h = sink_hash_words(frames, n, stop);
+    uint64_t h = sink_hash_words(frames, n, stop, guessed);
     size_t mask = SINK_HASH_SLOTS - 1, i = h & mask;
     for (; sink_hash[i]; i = (i + 1) & mask) {
         const struct sink_stack *st = &sink_stacks[sink_hash[i] - 1];
-        if (st->hash == h && st->len == n && st->stop == stop &&
+        if (st->hash == h && st->len == n && st->stop == stop && st->guessed == guessed &&
             memcmp(&sink_words[st->off], frames, n * sizeof(uint64_t)) == 0)
             return (int32_t)(sink_hash[i] - 1);
     }
@@ -194,7 +197,8 @@ static int32_t sink_intern(const uint64_t *frames, size_t n, unsigned stop)
         return sink_other_bucket();
     }
     uint32_t idx = (uint32_t)sink_n.stacks++;
-    sink_stacks[idx] = (struct sink_stack){h, (uint32_t)sink_n.words, (uint16_t)n, (uint8_t)stop};
+    sink_stacks[idx] =
+        (struct sink_stack){h, (uint32_t)sink_n.words, (uint16_t)n, (uint8_t)stop, (uint8_t)guessed};
     memcpy(&sink_words[sink_n.words], frames, n * sizeof(uint64_t));
     sink_n.words += n;
     sink_hash[i] = idx + 1;
@@ -311,7 +315,7 @@ int32_t sink_add(const struct sink_sample *s)
         stop = UNWIND_END_ZERO;
     sink_n.stops[stop]++;
     if (unwind_cut_short(stop)) sink_n.cut_short++;
-    int32_t st = sink_intern(s->frames, n, stop);
+    int32_t st = sink_intern(s->frames, n, stop, s->guessed != 0);
     sink_add_row(s->thread1 ? s->thread1 - 1 : s->slot->thread_index, s->t_ns, s->cpu_ns, s->state,
                  st);
     return st;
@@ -355,6 +359,22 @@ const uint64_t *sink_stack(size_t i, size_t *n)
 enum unwind_stop sink_stack_stop(size_t i)
 {
     return (enum unwind_stop)sink_stacks[i].stop;
+}
+
+int sink_stack_guessed(size_t i)
+{
+    return sink_stacks[i].guessed;
+}
+
+int32_t sink_guessed_twin(int32_t stack)
+{
+    if (stack < 0 || (uint32_t)stack >= sink_n.stacks || stack == sink_other ||
+        sink_stacks[stack].guessed)
+        return stack;
+    const struct sink_stack st = sink_stacks[stack];
+    uint64_t frames[UNWIND_MAX_DEPTH]; /* growing the table may move it (mremap) */
+    memcpy(frames, &sink_words[st.off], st.len * sizeof *frames);
+    return sink_intern(frames, st.len, st.stop, 1);
 }
 
 int32_t sink_other_stack(void)

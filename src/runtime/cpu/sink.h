@@ -36,6 +36,8 @@ struct sink_sample {
     uint16_t nframes;       /* at most UNWIND_MAX_DEPTH */
     const uint64_t *frames; /* leaf-first; frames[0] is the precise PC */
     uint32_t thread1;       /* a fiber's thread record + 1 (fiber_thread), 0: the slot's */
+    uint8_t guessed;        /* 1: frames the engine gave a sample it did not walk (an
+                             * earlier stack of the thread's); a stack of its own */
 };
 
 /* One row of the raw file's `samples`, in 16 bytes: rows are most of the runtime's
@@ -106,6 +108,12 @@ size_t sink_stack_count(void);
 const uint64_t *sink_stack(size_t i, size_t *n);
 /* How the i-th interned stack's walk ended. */
 enum unwind_stop sink_stack_stop(size_t i);
+/* 1 when the i-th interned stack is a guess (sink_sample.guessed). */
+int sink_stack_guessed(size_t i);
+/* The guessed twin of interned stack `stack` (the same frames and end, marked a
+ * guess), interned on first need; itself when it is one already, or "(other
+ * stacks)" or -1. */
+int32_t sink_guessed_twin(int32_t stack);
 /* Index of the "(other stacks)" bucket, -1 while unused. */
 int32_t sink_other_stack(void);
 
