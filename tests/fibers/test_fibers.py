@@ -8,7 +8,10 @@ malloc'd stack). For each engine and program:
 - each fiber is a thread record of its own (label and fiber id; "worker"/7 for the
   registered one), and the folded export roots its stacks at `<label>-<fiber>`, the
   speedscope export has a profile for it;
-- the report advises no frame pointers (the programs keep them)."""
+- the report advises no frame pointers (the programs keep them).
+And prog_boost with fiber B sleeping at each turn (`sleep`), recorded with every state:
+B's waiting samples (in nanosleep, under boost_b_wait) are rooted at B's fiber, not at
+the thread, and walked whole through boost_b_main."""
 import glob
 import json
 import os
@@ -81,6 +84,32 @@ for prog, leaves in PROGS.items():
         rep = subprocess.run([KESTREL, "report", stem + ".raw"], capture_output=True, text=True,
                              timeout=120).stdout
         check("-fno-omit-frame-pointer" not in rep, "%s: the report advises no frame pointers" % tag)
+
+# A fiber's waiting samples are the fiber's.
+for engine in ("signal", "perf"):
+    tag = "prog_boost-sleep/%s" % engine
+    if ONLY and tag not in ONLY:
+        continue
+    stem = os.path.join(d, "sleep-" + engine)
+    p = subprocess.run([KESTREL, "record", "--engine", engine, "--state", "all", "-o", stem, "--",
+                        os.path.join(B, "prog_boost"), "3", "sleep"], capture_output=True,
+                       text=True, timeout=300)
+    check(p.returncode == 0, "%s: kestrel record exits 0" % tag)
+    if p.returncode:
+        print(p.stderr[-2000:])
+        continue
+    folded = [l.rsplit(" ", 1) for l in open(stem + ".folded").read().splitlines() if l]
+    rows = [(s.split(";"), int(c)) for s, c in folded
+            if s.endswith(";[waiting]") and "boost_b_wait" in s.split(";")]
+    n = sum(c for _, c in rows)
+    on_fiber = sum(c for f, c in rows if f[0].startswith("fiber-"))
+    whole = sum(c for f, c in rows if "[incomplete stack]" not in f and "boost_b_main" in f)
+    roots = sorted({f[0] for f, _ in rows})
+    check(n >= 15 and on_fiber == n,
+          "%s: %d of %d waiting samples in boost_b_wait rooted at the fiber (%s)" %
+          (tag, on_fiber, n, roots))
+    check(n >= 15 and whole >= 0.95 * n,
+          "%s: %d of %d of them walked whole through boost_b_main" % (tag, whole, n))
 shutil.rmtree(d)
 if failures:
     print("%d failed" % len(failures))

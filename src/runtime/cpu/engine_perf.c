@@ -193,6 +193,9 @@ struct pslot {
     int cs_own;               /* the last switch sample was in kestrel's own work */
     int own_wait;             /* the thread is off the CPU inside kestrel's own work */
     int32_t last_wait_stack;  /* the last blocking stack read from /proc, -1 none */
+    uint32_t last_wait_thread1; /* its thread record + 1 (a fiber's, fibers.h), 0 own */
+    uint32_t cs_thread1;      /* the same, of the last switch sample's stack */
+    uint32_t last_thread1;    /* the same, of the last on-CPU sample's stack */
     size_t npend;             /* waiting intervals kept until a stack is known */
     struct {
         uint64_t from, to;
@@ -495,6 +498,7 @@ static void pslot_reset(struct pslot *p, int inherited, int has_cs)
     p->stop_ns = UINT64_MAX;
     p->off_cpu = p->waiting = p->guessed = 0;
     p->last_wait_stack = -1;
+    p->last_wait_thread1 = p->cs_thread1 = p->last_thread1 = 0;
     p->npend = 0;
     p->cs_n = p->last_n = 0;
     p->cs_time = 0;
@@ -538,7 +542,8 @@ static void fill_kernel_time(struct reg_slot *s, struct pslot *p, uint64_t cpu_n
                                  .stop = p->last_stop,
                                  .nframes = p->last_n,
                                  .frames = p->last_frames,
-                                 .guessed = 1};
+                                 .guessed = 1,
+                                 .thread1 = p->last_thread1};
         sink_add(&ss);
         p->samples++;
         p->filled++;
@@ -569,11 +574,15 @@ static void emit_waiting(struct reg_slot *s, struct pslot *p, uint64_t from, uin
     for (uint64_t t = first_grid_point(from); t < to; t += pe.period_ns) {
         if (p->guessed) { /* the last stack read, or a walk's, marked a guess */
             pe.waits_guessed++;
-            s->wait_stack = sink_guessed_twin(s->wait_stack < 0 ? p->last_wait_stack
-                                                                : s->wait_stack);
+            if (s->wait_stack < 0) {
+                s->wait_stack = p->last_wait_stack;
+                s->wait_thread1 = p->last_wait_thread1;
+            }
+            s->wait_stack = sink_guessed_twin(s->wait_stack);
         }
         if (s->wait_stack >= 0) {
-            sink_add_interned(s, t, 0, SINK_WAITING, s->wait_stack);
+            sink_add_interned_to(sink_thread_of(s, s->wait_thread1), t, 0, SINK_WAITING,
+                                 s->wait_stack);
             continue;
         }
         const uint64_t *frames = p->guessed ? p->last_frames : p->cs_frames;
@@ -584,8 +593,10 @@ static void emit_waiting(struct reg_slot *s, struct pslot *p, uint64_t from, uin
                                  .stop = p->guessed ? p->last_stop : p->cs_stop,
                                  .nframes = n,
                                  .frames = frames,
-                                 .guessed = (uint8_t)p->guessed};
+                                 .guessed = (uint8_t)p->guessed,
+                                 .thread1 = p->guessed ? p->last_thread1 : p->cs_thread1};
         s->wait_stack = sink_add(&ss);
+        s->wait_thread1 = ss.thread1;
     }
 }
 
@@ -594,6 +605,7 @@ static void emit_waiting(struct reg_slot *s, struct pslot *p, uint64_t from, uin
 static void flush_pending(struct reg_slot *s, struct pslot *p)
 {
     int32_t keep = s->wait_stack;
+    uint32_t keep1 = s->wait_thread1;
     int guessed = p->guessed;
     size_t n = p->npend;
     p->npend = PEND_MAX; /* nothing is kept again while flushing */
@@ -605,6 +617,7 @@ static void flush_pending(struct reg_slot *s, struct pslot *p)
     p->npend = 0;
     p->guessed = guessed;
     s->wait_stack = keep;
+    s->wait_thread1 = keep1;
 }
 
 /* The kernel's user callchain of a sample, and how its walk ended. The kernel follows
@@ -703,13 +716,15 @@ static void on_record(const struct perf_rec *r, void *arg)
             p->cs_own = rtown_sample_regs(r->abi ? r->regs : NULL);
             uint64_t fiber;
             p->cs_n = sample_frames(s, r, p->cs_frames, &p->cs_stop, &fiber);
+            p->cs_thread1 = fiber ? fiber_thread(s->tid, fiber) : 0;
         } else if (rtown_sample_regs(r->abi ? r->regs : NULL)) {
             /* kestrel's own work on this thread (rtown.h): counted, not the program's */
         } else {
             uint64_t fiber;
             p->last_n = sample_frames(s, r, p->last_frames, &p->last_stop, &fiber);
+            p->last_thread1 = fiber ? fiber_thread(s->tid, fiber) : 0;
             struct sink_sample ss = {.slot = s,
-                                     .thread1 = fiber ? fiber_thread(s->tid, fiber) : 0,
+                                     .thread1 = p->last_thread1,
                                      .t_ns = r->time,
                                      .cpu_ns = pe.period_ns,
                                      .state = SINK_ON_CPU,
@@ -728,6 +743,7 @@ static void on_record(const struct perf_rec *r, void *arg)
                       r->time - p->cs_time < pe.period_ns;
         p->waiting = !r->preempt && !p->own_wait;
         s->wait_stack = -1;
+        s->wait_thread1 = 0;
         /* The switch sample is written just before its SWITCH record; an older one
          * belongs to an earlier switch whose record was lost. */
         p->guessed =
@@ -761,6 +777,7 @@ static void settle_waiting(struct reg_slot *s, struct pslot *p, uint64_t upto)
         waitstack_sample(s, first, 0) == 1 && s->wait_stack >= 0) {
         p->guessed = 0;
         p->last_wait_stack = s->wait_stack;
+        p->last_wait_thread1 = s->wait_thread1;
         p->off_from = first + 1;
         flush_pending(s, p);
     }

@@ -149,6 +149,7 @@ struct sig_ring {
     int64_t asleep_acc;       /* ns off the CPU and off the run queue, not yet sampled */
     uint64_t asleep_credit;   /* waiting samples it owes its sleeps, in 1 << SIG_W_SHIFT */
     int32_t last_wait;        /* the interned stack it last slept with, -1 none */
+    uint32_t last_wait_thread1; /* its thread record + 1 (a fiber's), 0 the slot's */
     uint64_t thin_rng;        /* xorshift64 of the handler's thinning (handler only) */
     struct sig_entry e[SIG_RING];
 };
@@ -585,6 +586,7 @@ static void sig_tick_timed(struct reg_slot *s, struct sig_ring *r, uint64_t now,
     if (asleep) {
         r->cpu_acc = 0;
         r->last_wait = s->wait_stack;
+        r->last_wait_thread1 = s->wait_thread1;
         r->asleep_credit &= SIG_W_FRACTION;
         r->wait_credit &= SIG_W_FRACTION;
         return;
@@ -593,7 +595,8 @@ static void sig_tick_timed(struct reg_slot *s, struct sig_ring *r, uint64_t now,
         r->asleep_credit &= SIG_W_FRACTION;
         if (r->last_wait >= 0)
             for (uint32_t k = 0; k < nsl; k++)
-                sink_add_interned(s, now, 0, SINK_WAITING, r->last_wait);
+                sink_add_interned_to(sink_thread_of(s, r->last_wait_thread1), now, 0,
+                                     SINK_WAITING, r->last_wait);
         else /* never found asleep: sampled where it resumes */
             nq += nsl;
     }
@@ -907,6 +910,7 @@ static int sig_thread_start(struct reg_slot *s)
     r->queued_known = 0;
     r->wall_last = r->asleep_credit = 0;
     r->last_wait = -1;
+    r->last_wait_thread1 = 0;
     r->thin_rng = (uint64_t)s->tid * 0x9e3779b97f4a7c15ull | 1;
     r->cpu_start = s->cpu_last_ns; /* read at registration, just now */
     atomic_store(&r->cpu_end, 0);

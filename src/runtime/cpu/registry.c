@@ -178,6 +178,7 @@ struct reg_slot *registry_register(int64_t fiber, const char *label, uint64_t lo
     s->cpu_last_ns = rt_clock_ns(s->cpu_clock);
     s->cpu_seen_ns = s->cpu_last_ns;
     s->wait_stack = -1;
+    s->wait_thread1 = 0;
     memset(s->wait_key, 0, sizeof(s->wait_key));
     uint32_t gen = atomic_fetch_add(&s->gen, 1) + 1;
     atomic_store(&s->state, REG_ACTIVE);

@@ -44,6 +44,8 @@ struct reg_slot {
     uint64_t cpu_last_ns; /* CPU clock at this thread's previous sample */
     uint64_t cpu_seen_ns; /* CPU clock at the engine's previous look */
     int32_t wait_stack;   /* interned stack of the current blocking episode, -1 none */
+    uint32_t wait_thread1; /* its thread record + 1 when it blocked on a fiber's stack
+                            * (fibers.h), 0: the slot's own */
     uint64_t wait_key[3]; /* that episode: syscall number, SP, PC */
 };
 

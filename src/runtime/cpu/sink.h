@@ -97,6 +97,11 @@ void sink_add_interned(struct reg_slot *slot, uint64_t t_ns, uint64_t cpu_ns, in
 /* The same, for thread record `thread` (a fiber's: fiber_thread() - 1). */
 void sink_add_interned_to(uint32_t thread, uint64_t t_ns, uint64_t cpu_ns, int state,
                           int32_t stack);
+/* The thread record a sample of slot s with sink_sample.thread1 `thread1` goes to. */
+static inline uint32_t sink_thread_of(const struct reg_slot *s, uint32_t thread1)
+{
+    return thread1 ? thread1 - 1 : s->thread_index;
+}
 /* Counts samples that were lost before they reached the sink. */
 void sink_drop(uint64_t n);
 

@@ -6,6 +6,7 @@
  * Signal handlers: nothing. Inside malloc: nothing. Engine thread only: the copy
  * buffer is shared between calls. */
 #include "runtime/cpu/waitstack.h"
+#include "runtime/fibers.h"
 #include "runtime/rtfd.h"
 #include "runtime/arch/arch.h"
 #include "runtime/images.h"
@@ -130,7 +131,8 @@ static int ws_read_syscall(pid_t tid, uint64_t key[3])
 static void ws_add(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns, unsigned count)
 {
     for (unsigned k = 0; k < count; k++)
-        sink_add_interned(s, t_ns, k ? 0 : cpu_ns, SINK_WAITING, s->wait_stack);
+        sink_add_interned_to(sink_thread_of(s, s->wait_thread1), t_ns, k ? 0 : cpu_ns,
+                             SINK_WAITING, s->wait_stack);
 }
 
 int waitstack_sample_n(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns, unsigned count)
@@ -150,8 +152,13 @@ int waitstack_sample_n(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns, unsig
     uint64_t sp = key[1], pc = key[2];
     if (!ws_buf && !(ws_buf = rtmem_alloc(WS_COPY_MAX))) return -ENOMEM;
     size_t len = 0;
-    if (sp >= s->stack_lo && sp < s->stack_hi) {
-        size_t want = s->stack_hi - sp < WS_COPY_MAX ? s->stack_hi - sp : WS_COPY_MAX;
+    /* Blocked on a fiber's stack (fibers.h): walked within it, the fiber's waiting. */
+    uint64_t top = s->stack_hi, f_lo, fiber = 0;
+    int in = sp >= s->stack_lo && sp < s->stack_hi;
+    if (!in && fiber_find(sp, s->stack_lo, s->stack_hi, &f_lo, &top, &fiber)) in = 1;
+    uint32_t thread1 = fiber ? fiber_thread(s->tid, fiber) : 0;
+    if (in) {
+        size_t want = top - sp < WS_COPY_MAX ? top - sp : WS_COPY_MAX;
         struct iovec local = {ws_buf, want}, remote = {(void *)(uintptr_t)sp, want};
         ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
         len = got > 0 ? (size_t)got & ~(size_t)7 : 0;
@@ -163,20 +170,20 @@ int waitstack_sample_n(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns, unsig
     if (mode != UW_MODE_FP && uw_tables_ready()) {
         /* CFI from the (pc, sp) the kernel shows; rbp is not shown, so a frame whose
          * CFA is rbp-based cannot be stepped until a callee's save restored it. */
-        uint64_t hi = sp + len < s->stack_hi ? sp + len : s->stack_hi;
+        uint64_t hi = sp + len < top ? sp + len : top;
         struct uw_stack m = {sp, hi, (intptr_t)ws_buf - (intptr_t)sp, UW_DIRECT_NONE, NULL};
         struct uw_regs regs = {.pc = pc, .sp = sp, .interrupted = 1};
         enum unwind_stop st;
         n = uw_walk_copy(mode, regs, &m, frames, UNWIND_MAX_DEPTH, &st);
         stop = st;
-        if (st == UNWIND_END_TOP && hi < s->stack_hi) stop = UNWIND_CUT_COPY_END;
+        if (st == UNWIND_END_TOP && hi < top) stop = UNWIND_CUT_COPY_END;
     }
     /* Without CFI, or where it did not reach the top: the frame-record scan. */
     if (n == 0 || (mode != UW_MODE_CFI && stop != UNWIND_END_TOP && stop != UNWIND_END_CFI)) {
         uint64_t alt[UNWIND_MAX_DEPTH];
         int alt_stop;
         size_t k =
-            waitstack_walk_copy(pc, sp, s->stack_hi, ws_buf, len, alt, UNWIND_MAX_DEPTH, &alt_stop);
+            waitstack_walk_copy(pc, sp, top, ws_buf, len, alt, UNWIND_MAX_DEPTH, &alt_stop);
         if (k > n) {
             memcpy(frames, alt, k * sizeof *alt);
             n = k;
@@ -191,9 +198,11 @@ int waitstack_sample_n(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns, unsig
         .stop = (uint8_t)stop,
         .nframes = (uint16_t)n,
         .frames = frames,
+        .thread1 = thread1,
     };
     int32_t st = sink_add(&smp);
     s->wait_stack = st;
+    s->wait_thread1 = thread1;
     memcpy(s->wait_key, key, sizeof(key));
     if (st >= 0 && count > 1) ws_add(s, t_ns, 0, count - 1);
     return 1;

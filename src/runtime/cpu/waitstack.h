@@ -37,6 +37,7 @@ int waitstack_sample_n(struct reg_slot *s, uint64_t t_ns, uint64_t cpu_ns, unsig
 static inline void waitstack_episode_end(struct reg_slot *s)
 {
     s->wait_stack = -1;
+    s->wait_thread1 = 0;
 }
 
 /* Frames of a stack copy: `copy` holds the `len` bytes that were at [sp, sp+len) in
