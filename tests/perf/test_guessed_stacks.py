@@ -17,15 +17,20 @@ only from lost switch samples):
   `[guessed stack]` nodes (running samples), pprof's `stack=guessed` label (read by
   `go tool pprof -raw`), profile.json's `stacks.guessed`, the report's `guessed stacks:`
   line and its waiting table;
-- the unprivileged run has guesses of both kinds (else the test proves nothing).
+- the unprivileged run has guesses of both kinds (else the test proves nothing);
+- the runtime's own scrape endpoint (KESTREL_HTTP on a Unix socket, `/debug/pprof/
+  profile?seconds=1&state=all`) of the same program run by that user labels samples
+  `stack=guessed`, running and waiting ones.
 Skipped (exit 77) when not root or without useradd and runuser."""
 import glob
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -117,11 +122,7 @@ def verify(tag, stem, report, work, want_guesses):
           (tag, in_cp, MARK, run))
 
     # pprof, as go tool pprof reads it: the stack=guessed label.
-    # Go's build cache stays where it is: pprof is built into it on demand, for minutes.
-    cache = subprocess.run(["go", "env", "GOCACHE"], capture_output=True, text=True).stdout
-    g = subprocess.run(["go", "tool", "pprof", "-raw", stem + ".pb.gz"], capture_output=True,
-                       text=True, timeout=600,
-                       env=dict(os.environ, HOME=work, GOCACHE=cache.strip()))
+    g = go_pprof_raw(stem + ".pb.gz", work)
     labelled = unlabelled = 0
     lines = g.stdout.splitlines()
     for i, l in enumerate(lines):
@@ -151,6 +152,59 @@ def verify(tag, stem, report, work, want_guesses):
           "%s: the waiting report marks the %d guessed waiting samples" % (tag, wait))
 
 
+def go_pprof_raw(path, work):
+    # Go's build cache stays where it is: pprof is built into it on demand, for minutes.
+    cache = subprocess.run(["go", "env", "GOCACHE"], capture_output=True, text=True).stdout
+    return subprocess.run(["go", "tool", "pprof", "-raw", path], capture_output=True,
+                          text=True, timeout=600,
+                          env=dict(os.environ, HOME=work, GOCACHE=cache.strip()))
+
+
+def scrape(work, user):
+    """The runtime's CPU window of one second, with every state, as `user` runs the
+    server under the perf engine: its samples labelled stack=guessed, by state."""
+    sock = os.path.join(work, "pprof.sock")
+    env = ["KESTREL_HTTP=unix:" + sock, "KESTREL_PROFILE_ENGINE=perf",
+           "LD_PRELOAD=" + os.path.join(ROOT, "build", "lib", "libkestrel.so")]
+    prog = subprocess.Popen(["runuser", "-u", user, "--", "env"] + env +
+                            [PROG, "server", "4", work], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    body = b""
+    try:
+        for _ in range(100):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.05)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(30)
+        s.connect(sock)
+        s.sendall(b"GET /debug/pprof/profile?seconds=1&state=all HTTP/1.0\r\n\r\n")
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        head, _, body = data.partition(b"\r\n\r\n")
+        check(head.startswith(b"HTTP/1.1 200") or head.startswith(b"HTTP/1.0 200"),
+              "scrape: /debug/pprof/profile answers 200 (%r)" % head[:40])
+    finally:
+        prog.wait(timeout=60)
+    path = os.path.join(work, "window.pb.gz")
+    open(path, "wb").write(body)
+    g = go_pprof_raw(path, work)
+    by = {"running": 0, "waiting": 0}
+    lines = g.stdout.splitlines()
+    for i, l in enumerate(lines[:-1]):
+        f = l.split()
+        if len(f) >= 2 and f[0].isdigit() and "stack:[guessed]" in lines[i + 1]:
+            for st in by:
+                by[st] += int(f[0]) if "state:[%s]" % st in lines[i + 1] else 0
+    check(g.returncode == 0 and by["running"] > 0 and by["waiting"] > 0,
+          "scrape: samples labelled stack=guessed in the window: %s" % by)
+
+
 def main():
     if os.geteuid() != 0 or not all(shutil.which(t) for t in ("useradd", "runuser")):
         print("skipped: needs root, useradd and runuser")
@@ -166,6 +220,7 @@ def main():
         stem, rep = record("unprivileged", work, user)
         if os.path.exists(stem + ".folded"):
             verify("unprivileged", stem, rep, work, True)
+        scrape(work, user)
         stem, rep = record("root", work, None)
         if os.path.exists(stem + ".folded"):
             verify("root", stem, rep, work, False)

@@ -53,6 +53,7 @@ int cpu_pprof_write(const struct sink_window *w, int waiting, struct pb_buf *out
     int64_t k_thread = pp_cstr(&s, "thread"), k_tid = pp_cstr(&s, "tid");
     int64_t k_state = pp_cstr(&s, "state");
     int64_t running = pp_cstr(&s, "running"), waiting_s = pp_cstr(&s, "waiting");
+    int64_t k_stack = pp_cstr(&s, "stack"), guessed = pp_cstr(&s, "guessed");
     uint64_t locs[UNWIND_MAX_DEPTH], kept = 0, kept_cpu = 0;
     for (size_t i = 0; i < w->n_entries; i++) {
         const struct sink_agg_entry *e = &w->entries[i];
@@ -73,6 +74,8 @@ int cpu_pprof_write(const struct sink_window *w, int waiting, struct pb_buf *out
         cp_label_str(&b, k_thread, pp_cstr(&s, t->name[0] ? t->name : t->label));
         if (t->tid) cp_label_num(&b, k_tid, t->tid);
         cp_label_str(&b, k_state, e->state == SINK_WAITING ? waiting_s : running);
+        /* A stack the engine did not walk for these samples (sink.h). */
+        if (st->guessed) cp_label_str(&b, k_stack, guessed);
         pb_end(&b, m);
         kept += e->count;
         kept_cpu += e->cpu_ns;

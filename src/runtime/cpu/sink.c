@@ -522,6 +522,7 @@ static uint32_t sink_win_stack(int32_t stack)
     struct sink_win_stack *ws = &sink_win.stacks[sink_win.n_stacks++];
     ws->off = (uint32_t)sink_win.n_words;
     ws->len = (uint32_t)n;
+    ws->guessed = f ? sink_stacks[stack].guessed : 0;
     if (n) memcpy(&sink_win.words[ws->off], f, n * sizeof(uint64_t));
     sink_win.n_words += n;
     return *slot = (uint32_t)sink_win.n_stacks;

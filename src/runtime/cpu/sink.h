@@ -146,6 +146,7 @@ struct sink_win_thread {
 
 struct sink_win_stack {
     uint32_t off, len; /* in words */
+    uint32_t guessed;  /* 1: a guessed stack (sink_sample.guessed) */
 };
 
 struct sink_window {
