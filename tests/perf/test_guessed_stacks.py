@@ -15,8 +15,9 @@ only from lost switch samples):
 - every export marks the same samples: the folded file (`--state all`) and speedscope
   under a `[guessed stack]` frame just inside the thread's root, the cpuprofile's
   `[guessed stack]` nodes (running samples), pprof's `stack=guessed` label (read by
-  `go tool pprof -raw`), profile.json's `stacks.guessed`, the report's `guessed stacks:`
-  line and its waiting table;
+  `go tool pprof -raw`), the OTLP export's `kestrel.stack=guessed` attribute (decoded by
+  tests/http/otlpcheck with the official OTLP types), profile.json's `stacks.guessed`,
+  the report's `guessed stacks:` line and its waiting table;
 - the unprivileged run has guesses of both kinds (else the test proves nothing);
 - the runtime's own scrape endpoint (KESTREL_HTTP on a Unix socket, `/debug/pprof/
   profile?seconds=1&state=all`) of the same program run by that user labels samples
@@ -39,6 +40,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 import rawjson  # noqa: E402
 
 KESTREL = os.path.join(ROOT, "build", "bin", "kestrel")
+OTLPCHECK = os.path.join(ROOT, "build", "tests", "http", "otlpcheck")
 PROG = os.path.join(ROOT, "build", "tests", "perf", "syscalls")
 PARANOID = "/proc/sys/kernel/perf_event_paranoid"
 MARK = "[guessed stack]"
@@ -136,6 +138,16 @@ def verify(tag, stem, report, work, want_guesses):
           "%s: pprof: %d samples labelled stack=guessed (want %d), %d in all (want %d)" %
           (tag, labelled, n, labelled + unlabelled, total))
 
+    # OTLP, every state, decoded with the official types.
+    otlp = stem + ".otlp.pb"
+    e = subprocess.run([KESTREL, "export", "--format", "otlp", "--state", "all", "-o", otlp,
+                        stem + ".raw"], capture_output=True, text=True, timeout=300)
+    o = subprocess.run([OTLPCHECK, "-otlp", otlp], capture_output=True, text=True, timeout=300)
+    want = "kestrel.stack=guessed: %d running, %d waiting" % (run, wait)
+    check(e.returncode == 0 and want in o.stdout, "%s: OTLP: %s (%s)" %
+          (tag, want, [l for l in o.stdout.splitlines() if "kestrel.stack" in l] or
+           (e.stderr + o.stderr)[-300:]))
+
     # profile.json (--state all: every sample counted).
     pj = json.load(open(stem + ".profile.json"))
     gs = pj["stacks"].get("guessed", {})
@@ -209,6 +221,9 @@ def main():
     if os.geteuid() != 0 or not all(shutil.which(t) for t in ("useradd", "runuser")):
         print("skipped: needs root, useradd and runuser")
         return 77
+    b = subprocess.run(["go", "build", "-o", OTLPCHECK, "."], capture_output=True, text=True,
+                       cwd=os.path.join(ROOT, "tests", "http", "otlpcheck"), timeout=1800)
+    check(b.returncode == 0, "otlpcheck builds: %s" % b.stderr[-500:])
     work = tempfile.mkdtemp(prefix="kestrel-guessed-")
     os.chmod(work, 0o777)
     user = "kg" + uuid.uuid4().hex[:8]

@@ -12,7 +12,8 @@
  *   process.command_line, host.name (the machine that exports), host.arch, os.type.
  * - In it one Profile per sample type (samples/count, cpu/nanoseconds, ...), each its
  *   sample_type and period. A Sample is one (stack, thread, state) with the thread's
- *   attributes thread.id, thread.name and kestrel.state; when every sample has a time
+ *   attributes thread.id, thread.name and kestrel.state (and kestrel.stack = guessed
+ *   when its stack is a guess, PROFILE_GUESSED_FRAME); when every sample has a time
  *   (a raw CPU profile) it lists one value and one timestamp per sample taken, else
  *   (pprof input, heap profiles) one summed value.
  * - The first profile of a profile of one process carries the whole profile as pprof in
@@ -68,6 +69,7 @@ struct otlp {
     struct intmap locations;   /* (innermost frame, outermost frame) -> index */
     int32_t *stack_of;         /* profile stack -> stack_table index, 0 not yet */
     uint32_t n_functions, n_locations, n_stacks, n_attributes;
+    int32_t guessed_attr;      /* kestrel.stack = guessed; 0 when no stack is a guess */
     int oom;
 };
 
@@ -384,11 +386,13 @@ static void otlp_profile(struct otlp *w, struct pb_buf *b, int32_t proc, size_t 
         if (!timed && !sum) continue;
         size_t sm = pb_begin(b, PR_SAMPLES);
         pb_put_uint(b, SA_STACK, (uint64_t)otlp_stack(w, x->stack));
-        uint64_t attrs[3];
+        uint64_t attrs[4];
         size_t na = 0;
         if (ta[x->thread].tid) attrs[na++] = (uint64_t)ta[x->thread].tid;
         if (ta[x->thread].name) attrs[na++] = (uint64_t)ta[x->thread].name;
         attrs[na++] = (uint64_t)state_attr[x->state];
+        if (w->guessed_attr && profile_stack_marks(p, &p->stacks[x->stack], NULL, NULL))
+            attrs[na++] = (uint64_t)w->guessed_attr;
         pb_put_packed(b, SA_ATTRIBUTES, attrs, na);
         if (timed) {
             pb_put_packed(b, SA_VALUES, vals, n);
@@ -463,6 +467,9 @@ static int write_otlp(const struct profile *p, const struct summary *s, FILE *ou
     otlp_mappings(&w);
     int32_t state_attr[PROFILE_NSTATES] = {otlp_attribute(&w, "kestrel.state", "running", 0),
                                            otlp_attribute(&w, "kestrel.state", "waiting", 0)};
+    for (size_t i = 0; i < n_groups && !w.guessed_attr; i++)
+        if (profile_stack_marks(p, &p->stacks[g[i].stack], NULL, NULL))
+            w.guessed_attr = otlp_attribute(&w, "kestrel.stack", "guessed", 0);
     for (size_t t = 0; t < p->n_threads; t++) {
         const struct profile_thread *th = &p->threads[t];
         if (th->tid >= 0) ta[t].tid = otlp_attribute(&w, "thread.id", NULL, th->tid);

@@ -172,6 +172,29 @@ func main() {
 			cpu = p
 		}
 	}
+	// samples of a guessed stack (docs/exports.md), running and waiting
+	if counts != nil {
+		guessed := map[string]int64{}
+		for _, s := range counts.Samples {
+			var g bool
+			state := ""
+			for _, ai := range s.AttributeIndices {
+				kv := d.AttributeTable[ai]
+				switch str(kv.KeyStrindex) {
+				case "kestrel.stack":
+					g = kv.Value.GetStringValue() == "guessed"
+				case "kestrel.state":
+					state = kv.Value.GetStringValue()
+				}
+			}
+			if g {
+				for _, v := range s.Values {
+					guessed[state] += v
+				}
+			}
+		}
+		fmt.Printf("kestrel.stack=guessed: %d running, %d waiting\n", guessed["running"], guessed["waiting"])
+	}
 	if *foldedPath == "" { // decoding and the dictionary's checks alone
 		return
 	}
