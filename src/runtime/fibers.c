@@ -2,7 +2,7 @@
  * and the thread records fibers get (fibers.h).
  *
  * Signal handlers: fiber_find() and what it calls (fiber_reg_find, fiber_map_find,
- * mincore). Inside malloc: nothing. */
+ * fiber_mapped: mincore). Inside malloc: nothing. */
 #include "runtime/fibers.h"
 #include "kestrel.h"
 #include "runtime/cpu/registry.h"

@@ -18,7 +18,8 @@
 #include <sys/types.h>
 
 #define FIBER_MAX 4096             /* fibers registered at one time */
-#define FIBER_MAPS_MAX 2048        /* writable mappings kept for unregistered fibers */
+#define FIBER_MAPS_MAX 8192        /* writable mappings kept for unregistered fibers, each
+                                    * as the kernel lists it (25 bytes, two tables) */
 #define FIBER_WALK_MAX (256u << 10) /* bytes of a fiber's stack a walk may read above sp */
 #define FIBER_THREADS_MAX 4096     /* fiber thread records a session makes */
 
