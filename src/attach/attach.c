@@ -66,6 +66,7 @@ struct session {
     size_t n_opened;
     pid_t *skip;   /* processes that could not be read (kernel threads, ended): sorted */
     size_t n_skip, cap_skip;
+    int read_refused; /* errno of a target whose memory process_vm_readv may not read, 0 */
     uint64_t frames[UNWIND_MAX_DEPTH];
     unsigned char read_buf[2][STACK_READ] __attribute__((aligned(8)));
 };
@@ -426,7 +427,6 @@ static int read_int(const char *path, int dflt)
 static void say_refused(pid_t pid, int err)
 {
     int paranoid = read_int("/proc/sys/kernel/perf_event_paranoid", 2);
-    int ptrace = read_int("/proc/sys/kernel/yama/ptrace_scope", -1);
     char what[64];
     if (pid > 0)
         snprintf(what, sizeof what, "-p %d", (int)pid);
@@ -451,12 +451,61 @@ static void say_refused(pid_t pid, int err)
     else
         fprintf(stderr,
                 "kestrel: %s: permission denied: /proc/sys/kernel/perf_event_paranoid is %d "
-                "(2 or less lets a user sample their own processes)%s; or run kestrel as root "
+                "(2 or less lets a user sample their own processes); or run kestrel as root "
                 "or with CAP_PERFMON\n",
-                what, paranoid,
-                ptrace > 0 ? ", and /proc/sys/kernel/yama/ptrace_scope must be 0 for a process "
-                             "kestrel did not start"
-                           : "");
+                what, paranoid);
+}
+
+/* Whether kestrel may read the target's memory (process_vm_readv, what the walks past
+ * the kernel's stack copy and the stacks of threads asleep at the start need): the
+ * kernel checks it as a ptrace attach, which Yama (kernel.yama.ptrace_scope) may refuse
+ * where the perf events were allowed. Said once, with what to change; the recording
+ * goes on with the copies alone. */
+static void check_reads(struct session *s, const struct target *t)
+{
+    if (s->read_refused || !t->n_img) return;
+    uint64_t word;
+    struct iovec l = {&word, sizeof word}, r = {(void *)(uintptr_t)t->img[0].start, sizeof word};
+    if (process_vm_readv(t->pid, &l, 1, &r, 1, 0) >= 0 || (errno != EPERM && errno != EACCES))
+        return;
+    s->read_refused = errno;
+    int scope = read_int("/proc/sys/kernel/yama/ptrace_scope", -1);
+    /* Yama's 1 and 2 let CAP_SYS_PTRACE through: then something else refused. */
+    if (scope == 1 || scope == 2) {
+        unsigned long long eff = 0;
+        char line[256];
+        FILE *f = fopen("/proc/self/status", "re");
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "CapEff: %llx", &eff) == 1) break;
+        if (f) fclose(f);
+        if (eff & (1ull << 19)) scope = 0; /* CAP_SYS_PTRACE */
+    }
+    char why[320];
+    if (scope == 1)
+        snprintf(why, sizeof why,
+                 "/proc/sys/kernel/yama/ptrace_scope is 1 (only a process's ancestors may "
+                 "read it); set it to 0 (sysctl kernel.yama.ptrace_scope=0), give kestrel "
+                 "CAP_SYS_PTRACE, or start the program with kestrel record --attach --");
+    else if (scope == 2)
+        snprintf(why, sizeof why,
+                 "/proc/sys/kernel/yama/ptrace_scope is 2 (only CAP_SYS_PTRACE may read "
+                 "it); set it to 0 or 1 (sysctl kernel.yama.ptrace_scope=0), or run kestrel "
+                 "as root");
+    else if (scope >= 3)
+        snprintf(why, sizeof why,
+                 "/proc/sys/kernel/yama/ptrace_scope is %d (no process may read another's "
+                 "memory, root included, until the next boot)",
+                 scope);
+    else
+        snprintf(why, sizeof why,
+                 "a security policy refused it (seccomp or a security module); kestrel "
+                 "needs ptrace access to the process (root or CAP_SYS_PTRACE, where the "
+                 "policy allows it)");
+    fprintf(stderr,
+            "kestrel: -p %d: reading its memory refused (process_vm_readv: %s): %s; "
+            "meanwhile stacks deeper than the kernel's %u KiB copy are cut and threads "
+            "asleep at the start have no waiting stack\n",
+            (int)t->pid, strerror(s->read_refused), why, EVENTS_STACK_COPY / 1024);
 }
 
 int attach_check_pid(pid_t pid)
@@ -558,6 +607,11 @@ static int write_all(struct session *s)
         note(notes, &n_notes,
              "waiting time is not sampled: the kernel allows no context-switch samples here "
              "(root, CAP_PERFMON or perf_event_paranoid <= 1 would)");
+    if (s->read_refused)
+        note(notes, &n_notes,
+             "the processes' memory could not be read (process_vm_readv refused: "
+             "kernel.yama.ptrace_scope or a security policy): stacks deeper than the "
+             "kernel's copy are cut, threads asleep at the start have no waiting stack");
     int failed = 0;
     for (size_t i = 0; i < s->n_t; i++) {
         struct target *t = s->t[i];
@@ -707,6 +761,7 @@ int attach_record(const struct attach_options *o, const char *raw_dir, int *stat
             int e = t ? open_process(s, o->pids[i]) : -errno;
             /* With switch samples, every later episode has its stack: the ones under
              * way now are read from /proc. */
+            if (!e) check_reads(s, t);
             for (size_t k = 0; !e && s->ev.kernel && k < s->n_opened; k++)
                 if (proc_tgid(s->opened[k]) == o->pids[i]) asleep_at_start(s, t, s->opened[k]);
             if (e == -ESRCH || e == -ENOENT) {

@@ -3,7 +3,8 @@
 # a Go program (built by the test, with the go tool).
 ATTACH_DIR   := $(BUILD)/tests/attach
 ATTACH_PROGS := $(ATTACH_DIR)/prog_fp $(ATTACH_DIR)/prog_nofp $(ATTACH_DIR)/prog_static \
-                $(ATTACH_DIR)/prog_forker $(ATTACH_DIR)/prog_jit $(ATTACH_DIR)/prog_deep
+                $(ATTACH_DIR)/prog_forker $(ATTACH_DIR)/prog_jit $(ATTACH_DIR)/prog_deep \
+                $(ATTACH_DIR)/prog_noreadv
 
 TESTS     += tests/attach/test_attach.py
 # Targets not met yet (make test-open): a frame-pointer-less target's shares (2.5-3.7
@@ -30,3 +31,6 @@ $(ATTACH_DIR)/prog_jit: tests/attach/prog_jit.c
 $(ATTACH_DIR)/prog_deep: tests/attach/prog_deep.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Werror -fomit-frame-pointer -o $@ $<
+$(ATTACH_DIR)/prog_noreadv: tests/attach/prog_noreadv.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Werror -o $@ $<

@@ -19,7 +19,9 @@
 6. Errors, one line and a non-zero exit each: a pid that does not exist, kestrel's own
    pid, a kernel thread, an unprivileged user against root's process (and the same user
    sampling its own process, without waiting time, as the report says); a set-user-ID
-   program: `record --` says --attach is the way, and --attach samples it.
+   program: `record --` says --attach is the way, and --attach samples it. Reading
+   the target's memory refused (process_vm_readv, as Yama's ptrace_scope refuses it;
+   Yama itself where the kernel has it): one line naming it and what to change.
 7. SIGINT to kestrel ends the recording and writes everything; SIGKILL of kestrel
    leaves the target running, and it ends as it would have.
 """
@@ -320,6 +322,58 @@ def errors(tmp):
         subprocess.run(["userdel", user], capture_output=True)
 
 
+def reads_refused(tmp):
+    """process_vm_readv refused while the perf events are allowed (what Yama's
+    kernel.yama.ptrace_scope does to a process kestrel did not start): one line naming
+    the refusal and what to change, and the recording goes on with the copies alone."""
+    noreadv = os.path.join(PROGS, "prog_noreadv")
+    p = start([os.path.join(PROGS, "prog_deep"), "2"])
+    stem = os.path.join(tmp, "noreadv")
+    r = subprocess.run([noreadv, KESTREL, "record", "-p", str(p.pid), "--duration", "1",
+                        "-o", stem, "--report=" + stem + ".txt"],
+                       capture_output=True, text=True, timeout=60)
+    p.communicate(timeout=60)
+    lines = [l for l in r.stderr.splitlines() if "process_vm_readv" in l]
+    rep = open(stem + ".txt").read() if os.path.exists(stem + ".txt") else ""
+    check(r.returncode == 0 and len(lines) == 1 and f"-p {p.pid}: reading its memory refused" in lines[0]
+          and "CAP_SYS_PTRACE" in lines[0] and "process_vm_readv refused" in rep and
+          sum(folded(stem).values()) > 20,
+          f"process_vm_readv refused: exit {r.returncode}, said {lines}, noted in the report, "
+          f"{sum(folded(stem).values())} samples")
+    # Yama itself, where the kernel has it: an unprivileged user's own process, not
+    # started by kestrel, at ptrace_scope 1.
+    scope_path = "/proc/sys/kernel/yama/ptrace_scope"
+    if not os.path.exists(scope_path):
+        print("skip: this kernel has no Yama (" + scope_path + ")")
+        return
+    user = "kestrel_y%d" % random.randrange(10**6)
+    if subprocess.run(["useradd", "-M", "-s", "/bin/sh", user], capture_output=True).returncode:
+        check(False, "a test user " + user)
+        return
+    before = open(scope_path).read().strip()
+    d = tempfile.mkdtemp()
+    os.chmod(d, 0o777)
+    try:
+        with open(scope_path, "w") as f:
+            f.write("1")
+        prog = os.path.join(d, "deep")
+        shutil.copy(os.path.join(PROGS, "prog_deep"), prog)
+        os.chmod(prog, 0o755)
+        r = subprocess.run(["runuser", "-u", user, "--", "sh", "-c",
+                            f"{prog} 2 >/dev/null & sleep 0.3; exec {KESTREL} record -p $! "
+                            f"--duration 1 -o {d}/y --report={d}/y.txt"],
+                           capture_output=True, text=True, timeout=60)
+        lines = [l for l in r.stderr.splitlines() if "process_vm_readv" in l]
+        check(len(lines) == 1 and "ptrace_scope is 1" in lines[0] and
+              "kernel.yama.ptrace_scope=0" in lines[0],
+              f"Yama at 1, an unprivileged user's own process: {lines or r.stderr.strip()[-300:]}")
+    finally:
+        with open(scope_path, "w") as f:
+            f.write(before)
+        subprocess.run(["userdel", user], capture_output=True)
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def signals(tmp):
     p = start([os.path.join(PROGS, "prog_nofp"), "4"])
     stem = os.path.join(tmp, "sigint")
@@ -369,6 +423,7 @@ def main():
         mount_ns(tmp)
         whole_machine(tmp)
         errors(tmp)
+        reads_refused(tmp)
         signals(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
