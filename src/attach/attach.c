@@ -152,7 +152,7 @@ static int32_t walk_copy(struct session *s, struct target *t, pid_t tid, struct 
     struct uw_stack m = {regs.sp, regs.sp + size, (intptr_t)copy - (intptr_t)regs.sp,
                          UW_DIRECT_NONE, NULL};
     /* Only a full copy has more of the stack above it. */
-    uint64_t top = size >= EVENTS_STACK_COPY ? stack_top(t, tid, regs.sp) : 0;
+    uint64_t top = size >= s->ev.copy ? stack_top(t, tid, regs.sp) : 0;
     struct uw_source src = {top > m.hi ? read_target : NULL,
                             t,
                             top > m.hi ? top : 0,
@@ -175,7 +175,7 @@ static int32_t walk_copy(struct session *s, struct target *t, pid_t tid, struct 
     /* Left a full copy and not read on past it (no stack to read, or the walk could
      * not be carried on): cut, the stack goes on above it. The kernel copies less only
      * where the stack's mapping ends. */
-    if (stop == UNWIND_END_TOP && size >= EVENTS_STACK_COPY && t->resumed.walks == resumed &&
+    if (stop == UNWIND_END_TOP && size >= s->ev.copy && t->resumed.walks == resumed &&
         (!top || regs.sp + size < top))
         stop = UNWIND_CUT_COPY_END;
     if (stop == UNWIND_CUT_COPY_END) t->copy_short++;
@@ -228,7 +228,7 @@ static void asleep_at_start(struct session *s, struct target *t, pid_t tid)
                   : 0;
     fclose(f);
     if (got != 9 || nr < 0) return; /* running, or not in a system call */
-    uint64_t sp = v[6], pc = v[7], size = EVENTS_STACK_COPY;
+    uint64_t sp = v[6], pc = v[7], size = s->ev.copy;
     /* As the kernel copies: up to where the stack's mapping ends. */
     ssize_t n = -1;
     while (size >= 8) {
@@ -505,7 +505,7 @@ static void check_reads(struct session *s, const struct target *t)
             "kestrel: -p %d: reading its memory refused (process_vm_readv: %s): %s; "
             "meanwhile stacks deeper than the kernel's %u KiB copy are cut and threads "
             "asleep at the start have no waiting stack\n",
-            (int)t->pid, strerror(s->read_refused), why, EVENTS_STACK_COPY / 1024);
+            (int)t->pid, strerror(s->read_refused), why, s->ev.copy / 1024);
 }
 
 int attach_check_pid(pid_t pid)

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -21,6 +22,20 @@ static int perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
     return (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* Whether kestrel's locked memory is unlimited (CAP_IPC_LOCK), as the rings of larger
+ * copies need. */
+static int can_lock(void)
+{
+    char line[256];
+    unsigned long long eff = 0;
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f) return 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "CapEff: %llx", &eff) == 1) break;
+    fclose(f);
+    return (int)((eff >> 14) & 1);
+}
+
 static void attr_common(const struct events *e, struct perf_event_attr *a)
 {
     memset(a, 0, sizeof *a);
@@ -28,7 +43,7 @@ static void attr_common(const struct events *e, struct perf_event_attr *a)
     a->type = PERF_TYPE_SOFTWARE;
     a->sample_type = SAMPLE_TYPE;
     a->sample_regs_user = ARCH_PERF_REGS_MASK;
-    a->sample_stack_user = EVENTS_STACK_COPY;
+    a->sample_stack_user = e->copy;
     a->exclude_hv = 1;
     a->exclude_callchain_kernel = 1;
     a->sample_id_all = 1;
@@ -67,6 +82,7 @@ int events_init(struct events *e, unsigned hz, int children, int all)
     e->children = children;
     e->no_switch = all;
     e->period_ns = 1000000000ull / hz;
+    e->copy = can_lock() ? EVENTS_STACK_COPY : EVENTS_STACK_COPY_LIMITED;
     long n = sysconf(_SC_NPROCESSORS_CONF);
     e->ncpu = n > 0 ? (int)n : 1;
     e->rings = calloc((size_t)e->ncpu, sizeof *e->rings);
@@ -75,14 +91,14 @@ int events_init(struct events *e, unsigned hz, int children, int all)
     /* Data pages per CPU: two 40 ms periods of full stack copies at the rate (the whole
      * machine: 200 ms, every process's samples on one CPU's ring), within 64..1024
      * pages. */
-    uint64_t bytes = (uint64_t)hz * (EVENTS_STACK_COPY + 256) * (all ? 40 : 8) / 100;
+    uint64_t bytes = (uint64_t)hz * (e->copy + 256) * (all ? 40 : 8) / 100;
     uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), pages = 64;
     while (pages * pg < bytes && pages < 1024) pages *= 2;
     e->ring_pages = pages;
     /* A ring wakes kestrel once it holds WAKE_US of samples (at least a page): clang's
      * frames past a 16 KiB copy had changed by the drain in 18% of the walks that read
      * on when woken at half a ring (60 ms of samples at 997 Hz), 10% at 5 ms, 1% at 1. */
-    uint64_t wake = (uint64_t)hz * (EVENTS_STACK_COPY + 256) * WAKE_US / 1000000;
+    uint64_t wake = (uint64_t)hz * (e->copy + 256) * WAKE_US / 1000000;
     if (wake < pg) wake = pg;
     if (wake > pages * pg / 2) wake = pages * pg / 2;
     e->wakeup_bytes = (uint32_t)wake;

@@ -17,9 +17,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#ifndef EVENTS_STACK_COPY /* -D for a benchmark of other sizes */
-#define EVENTS_STACK_COPY 16384 /* bytes of stack the kernel copies at each sample */
+/* Bytes of stack the kernel copies at each sample: where the rings' locked memory is
+ * not limited (CAP_IPC_LOCK: root), 32 KiB (clang++ -O2 attached: 0.2% of its walks
+ * cut where its stack had changed past the copy by the drain, against 1.0-1.3% with
+ * 16 KiB; docs/attach.md); else 16 KiB, of which the 516 KiB of perf_event_mlock_kb
+ * hold a few drains. -D for a benchmark of other sizes. */
+#ifndef EVENTS_STACK_COPY
+#define EVENTS_STACK_COPY 32768
 #endif
+#define EVENTS_STACK_COPY_LIMITED 16384
 #define WAKE_US 1000            /* a ring wakes kestrel at this much of samples (us) */
 
 struct events_ring {
@@ -38,6 +44,7 @@ struct events {
                                   context switch's stack copy would flood the rings) */
     int kernel;                /* exclude_kernel=0 was allowed: switch samples too */
     uint64_t period_ns;
+    uint32_t copy;             /* the stack copy's size: EVENTS_STACK_COPY or _LIMITED */
     uint32_t wakeup_bytes;     /* a ring wakes kestrel when it holds this much */
     struct events_ring *rings; /* ncpu */
     int *fds;                  /* every event's descriptor */
