@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""kestrel record --attach: stacks deeper than the 16 KiB stack copy, read on over the
-target's stack (process_vm_readv) with the runtime's resume (runtime/unwind/resume.c).
+"""kestrel record --attach: stacks deeper than the stack copy (32 KiB as root, 16 KiB
+where locked memory is limited), read on over the target's stack (process_vm_readv)
+with the runtime's resume (runtime/unwind/resume.c).
 
 1. Debian's clang++ -O2 (no frame pointers; its parser's stacks are 20-130 KiB deep)
    on a generated file, started by `kestrel record --attach --`: at least 95% of its
