@@ -198,12 +198,10 @@ static int32_t sample_stack(struct session *s, struct target *t, const struct pe
     return walk_copy(s, t, (pid_t)r->tid, regs, r->stack, r->stack_size, r->time);
 }
 
-/* A thread asleep in a system call as the recording starts: no switch will say where
- * it waits until it wakes, so its stack is read now, from the pc and sp of
- * /proc/PID/task/TID/syscall and a copy of its stack (process_vm_readv: read only),
- * and its off-CPU interval begins at the start. A thread blocked through the whole
- * recording has its waiting samples so. */
-static void asleep_at_start(struct session *s, struct target *t, pid_t tid)
+/* The stack of thread tid as it is now, if it is asleep in a system call: from the pc
+ * and sp of /proc/PID/task/TID/syscall and a copy of its stack (process_vm_readv: read
+ * only). The stack's index, or -1 (running, not in a system call, unreadable). */
+static int32_t blocked_stack(struct session *s, struct target *t, pid_t tid)
 {
     static unsigned char copy[EVENTS_STACK_COPY];
     char path[96], buf[512], state = 0;
@@ -216,10 +214,10 @@ static void asleep_at_start(struct session *s, struct target *t, pid_t tid)
         }
         fclose(f);
     }
-    if (state != 'S' && state != 'D') return;
+    if (state != 'S' && state != 'D') return -1;
     snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)t->pid, (int)tid);
     f = fopen(path, "re");
-    if (!f) return;
+    if (!f) return -1;
     unsigned long long v[9];
     long nr;
     int got = fgets(buf, sizeof buf, f)
@@ -227,7 +225,7 @@ static void asleep_at_start(struct session *s, struct target *t, pid_t tid)
                            &v[2], &v[3], &v[4], &v[5], &v[6], &v[7])
                   : 0;
     fclose(f);
-    if (got != 9 || nr < 0) return; /* running, or not in a system call */
+    if (got != 9 || nr < 0) return -1; /* running, or not in a system call */
     uint64_t sp = v[6], pc = v[7], size = s->ev.copy;
     /* As the kernel copies: up to where the stack's mapping ends. */
     ssize_t n = -1;
@@ -240,9 +238,18 @@ static void asleep_at_start(struct session *s, struct target *t, pid_t tid)
                : size > to_page                          ? to_page
                                                          : 0;
     }
-    if (n <= 0) return;
+    if (n <= 0) return -1;
     struct uw_regs regs = {.pc = pc, .sp = sp, .fp = 0, .interrupted = 1};
-    int32_t st = walk_copy(s, t, tid, regs, copy, (uint64_t)n, clock_ns(CLOCK_MONOTONIC));
+    return walk_copy(s, t, tid, regs, copy, (uint64_t)n, clock_ns(CLOCK_MONOTONIC));
+}
+
+/* A thread asleep in a system call as the recording starts: no switch will say where
+ * it waits until it wakes, so its stack is read now (blocked_stack), and its off-CPU
+ * interval begins at the start. A thread blocked through the whole recording has its
+ * waiting samples so. */
+static void asleep_at_start(struct session *s, struct target *t, pid_t tid)
+{
+    int32_t st = blocked_stack(s, t, tid);
     uint32_t thi;
     struct target_thread *th = target_thread(t, tid, &thi);
     if (!th || st < 0) return;
@@ -362,6 +369,15 @@ static void waits(struct session *s, struct target *t, uint32_t thi, struct targ
     }
 }
 
+/* Whether the records after p (sorted, every ring drained) hold p's thread's switch-in:
+ * if not, the episode p begins is still under way. */
+static int switched_in_since(const struct session *s, const struct pend *p)
+{
+    for (const struct pend *q = p + 1; q < s->p + s->n_p; q++)
+        if (q->tid == p->tid && q->target == p->target && q->kind == P_IN) return 1;
+    return 0;
+}
+
 static void act(struct session *s, const struct pend *p)
 {
     if (s->deadline && p->t >= s->deadline) return;
@@ -389,6 +405,11 @@ static void act(struct session *s, const struct pend *p)
         th->off_stack = th->cs_stack >= 0 && th->cs_ns <= p->t && p->t - th->cs_ns < 1000000
                             ? th->cs_stack
                             : -1;
+        /* No switch samples (an unprivileged user): an episode still under way when
+         * drained has the stack it waits in read now, from /proc and the thread's
+         * stack; one that ended before has none. */
+        if (th->off_stack < 0 && !s->ev.kernel && !t->exited && !switched_in_since(s, p))
+            th->off_stack = blocked_stack(s, t, p->tid);
         break;
     case P_IN:
         if (th->off) waits(s, t, thi, th, th->off_ns, p->t);
@@ -605,8 +626,10 @@ static int write_all(struct session *s)
              "the machine would flood the rings");
     else if (!s->ev.kernel)
         note(notes, &n_notes,
-             "waiting time is not sampled: the kernel allows no context-switch samples here "
-             "(root, CAP_PERFMON or perf_event_paranoid <= 1 would)");
+             "waiting time is sampled only where a thread still waited when kestrel read "
+             "its stack from /proc (at the start, and at each drain, a few ms after it "
+             "blocked): the kernel allows no context-switch samples here (root, CAP_PERFMON "
+             "or perf_event_paranoid <= 1 would give every episode its stack)");
     if (s->read_refused)
         note(notes, &n_notes,
              "the processes' memory could not be read (process_vm_readv refused: "
@@ -759,10 +782,10 @@ int attach_record(const struct attach_options *o, const char *raw_dir, int *stat
         for (size_t i = 0; i < o->n_pids && !failed; i++) {
             struct target *t = target_add(s, o->pids[i], &ti);
             int e = t ? open_process(s, o->pids[i]) : -errno;
-            /* With switch samples, every later episode has its stack: the ones under
-             * way now are read from /proc. */
+            /* The episodes under way now are read from /proc; later ones have their
+             * stacks from the switch samples (without them: from /proc at the drain). */
             if (!e) check_reads(s, t);
-            for (size_t k = 0; !e && s->ev.kernel && k < s->n_opened; k++)
+            for (size_t k = 0; !e && k < s->n_opened; k++)
                 if (proc_tgid(s->opened[k]) == o->pids[i]) asleep_at_start(s, t, s->opened[k]);
             if (e == -ESRCH || e == -ENOENT) {
                 fprintf(stderr, "kestrel: -p %d: no such process (it ended)\n", (int)o->pids[i]);
@@ -793,7 +816,9 @@ int attach_record(const struct attach_options *o, const char *raw_dir, int *stat
         uint64_t next_scan = s->start_mono + 100000000ull;
         while (!stop) {
             uint64_t now = clock_ns(CLOCK_MONOTONIC);
-            int timeout = 100;
+            /* Without switch samples a waiting episode's stack is read at the drain
+             * while it lasts: drains at least every 10 ms. */
+            int timeout = s->ev.kernel || s->ev.no_switch ? 100 : 10;
             if (deadline) {
                 if (now >= deadline) break;
                 if ((deadline - now) / 1000000 < (uint64_t)timeout)

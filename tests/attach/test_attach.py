@@ -18,7 +18,8 @@
 5. -a for 1 s with two programs running: both are in the recording, named.
 6. Errors, one line and a non-zero exit each: a pid that does not exist, kestrel's own
    pid, a kernel thread, an unprivileged user against root's process (and the same user
-   sampling its own process, without waiting time, as the report says); a set-user-ID
+   sampling its own process, its main thread's waiting samples read from /proc, as the
+   report says); a set-user-ID
    program: `record --` says --attach is the way, and --attach samples it. Reading
    the target's memory refused (process_vm_readv, as Yama's ptrace_scope refuses it;
    Yama itself where the kernel has it): one line naming it and what to change.
@@ -276,8 +277,9 @@ def errors(tmp):
         victim.wait()
         # The same user against its own process (perf_event_paranoid 2 allows it): on-CPU
         # samples; without the kernel's switch samples, waiting samples for what still
-        # waits when kestrel reads it (the main thread in pthread_join throughout), and
-        # the report says the rest of the waiting time has no stack.
+        # waits when kestrel reads it (the main thread, in usleep at the start, then in
+        # pthread_join to the end: every 1/hz of the second), and the report says which
+        # waiting time is sampled.
         prog = os.path.join(d, "own")
         shutil.copy(os.path.join(PROGS, "prog_nofp"), prog)
         os.chmod(prog, 0o755)
@@ -300,7 +302,7 @@ def errors(tmp):
         check(r.returncode == 0 and n > 20 and 800 <= joins <= 1100 and
               (said if before >= 2 and paranoid() >= 2 else not said),
               f"unprivileged, its own process: exit {r.returncode}, {n} samples ...;alpha;burn, "
-              f"{joins} waiting samples of the main thread in pthread_join (997 expected), "
+              f"{joins} waiting samples of the main thread (usleep, pthread_join: 997 expected), "
               f"the report says which waiting time has no stack (perf_event_paranoid {before})" +
               ("" if "waiting time" in rep else " (report: " + rep[-400:] + ")"))
         # A set-user-ID program (owned by the test user, so that it changes ids when
