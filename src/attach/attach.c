@@ -203,7 +203,9 @@ static int32_t sample_stack(struct session *s, struct target *t, const struct pe
  * only). The stack's index, or -1 (running, not in a system call, unreadable). */
 static int32_t blocked_stack(struct session *s, struct target *t, pid_t tid)
 {
-    static unsigned char copy[EVENTS_STACK_COPY];
+    static unsigned char copy[EVENTS_STACK_COPY > EVENTS_STACK_COPY_LIMITED
+                                  ? EVENTS_STACK_COPY
+                                  : EVENTS_STACK_COPY_LIMITED];
     char path[96], buf[512], state = 0;
     snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)t->pid, (int)tid);
     FILE *f = fopen(path, "re");
