@@ -484,7 +484,7 @@ static void say_refused(pid_t pid, int err)
  * kernel checks it as a ptrace attach, which Yama (kernel.yama.ptrace_scope) may refuse
  * where the perf events were allowed. Said once, with what to change; the recording
  * goes on with the copies alone. */
-static void check_reads(struct session *s, const struct target *t)
+static void check_reads(struct session *s, const struct target *t, const char *what)
 {
     if (s->read_refused || !t->n_img) return;
     uint64_t word;
@@ -525,10 +525,10 @@ static void check_reads(struct session *s, const struct target *t)
                  "needs ptrace access to the process (root or CAP_SYS_PTRACE, where the "
                  "policy allows it)");
     fprintf(stderr,
-            "kestrel: -p %d: reading its memory refused (process_vm_readv: %s): %s; "
+            "kestrel: %s: reading its memory refused (process_vm_readv: %s): %s; "
             "meanwhile stacks deeper than the kernel's %u KiB copy are cut and threads "
             "asleep at the start have no waiting stack\n",
-            (int)t->pid, strerror(s->read_refused), why, s->ev.copy / 1024);
+            what, strerror(s->read_refused), why, s->ev.copy / 1024);
 }
 
 int attach_check_pid(pid_t pid)
@@ -770,7 +770,12 @@ int attach_record(const struct attach_options *o, const char *raw_dir, int *stat
                 else
                     fprintf(stderr, "kestrel: %s: ended before it could be read\n", o->argv[0]);
                 failed = 1;
-            } else if (!failed && o->after_exec) {
+            } else if (!failed) {
+                /* Yama's ptrace_scope 1 lets kestrel, the program's parent, read it; 2
+                 * and 3 do not. */
+                check_reads(s, s->t[ti], o->argv[0]);
+            }
+            if (!failed && o->after_exec) {
                 /* Its first milliseconds, before the events are open, are not sampled. */
                 s->ev.on_exec = 0;
                 int e2 = open_process(s, child);
@@ -786,7 +791,9 @@ int attach_record(const struct attach_options *o, const char *raw_dir, int *stat
             int e = t ? open_process(s, o->pids[i]) : -errno;
             /* The episodes under way now are read from /proc; later ones have their
              * stacks from the switch samples (without them: from /proc at the drain). */
-            if (!e) check_reads(s, t);
+            char what[32];
+            snprintf(what, sizeof what, "-p %d", (int)o->pids[i]);
+            if (!e) check_reads(s, t, what);
             for (size_t k = 0; !e && k < s->n_opened; k++)
                 if (proc_tgid(s->opened[k]) == o->pids[i]) asleep_at_start(s, t, s->opened[k]);
             if (e == -ESRCH || e == -ENOENT) {

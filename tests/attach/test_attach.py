@@ -349,6 +349,15 @@ def reads_refused(tmp):
           sum(folded(stem).values()) > 20,
           f"process_vm_readv refused: exit {r.returncode}, said {lines}, noted in the report, "
           f"{sum(folded(stem).values())} samples")
+    # --attach: the program kestrel starts, the same line naming it.
+    stem = os.path.join(tmp, "noreadv_attach")
+    deep = os.path.join(PROGS, "prog_deep")
+    r = subprocess.run([noreadv, KESTREL, "record", "-o", stem, "--report=" + stem + ".txt",
+                        "--attach", "--", deep, "1"], capture_output=True, text=True, timeout=60)
+    lines = [l for l in r.stderr.splitlines() if "process_vm_readv" in l]
+    check(r.returncode == 0 and len(lines) == 1 and
+          lines[0].startswith(f"kestrel: {deep}: reading its memory refused"),
+          f"process_vm_readv refused, --attach: exit {r.returncode}, said {lines}")
     # Yama itself, where the kernel has it: an unprivileged user's own process, not
     # started by kestrel, at ptrace_scope 1.
     scope_path = "/proc/sys/kernel/yama/ptrace_scope"
