@@ -82,7 +82,8 @@ int events_init(struct events *e, unsigned hz, int children, int all)
     e->children = children;
     e->no_switch = all;
     e->period_ns = 1000000000ull / hz;
-    e->copy = can_lock() ? EVENTS_STACK_COPY : EVENTS_STACK_COPY_LIMITED;
+    /* The whole machine's samples share each CPU's ring: they keep the smaller copy. */
+    e->copy = !all && can_lock() ? EVENTS_STACK_COPY : EVENTS_STACK_COPY_LIMITED;
     long n = sysconf(_SC_NPROCESSORS_CONF);
     e->ncpu = n > 0 ? (int)n : 1;
     e->rings = calloc((size_t)e->ncpu, sizeof *e->rings);

@@ -17,11 +17,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Bytes of stack the kernel copies at each sample: where the rings' locked memory is
- * not limited (CAP_IPC_LOCK: root), 32 KiB (clang++ -O2 attached: 0.2% of its walks
+/* Bytes of stack the kernel copies at each sample: for -p and --attach where the rings'
+ * locked memory is not limited (CAP_IPC_LOCK: root), 32 KiB (clang++ -O2 attached: 0.2% of its walks
  * cut where its stack had changed past the copy by the drain, against 1.0-1.3% with
  * 16 KiB; docs/attach.md); else 16 KiB, of which the 516 KiB of perf_event_mlock_kb
- * hold a few drains. -D for a benchmark of other sizes. */
+ * hold a few drains, and for -a (every process's samples share one ring per CPU). -D
+ * for a benchmark of other sizes. */
 #ifndef EVENTS_STACK_COPY
 #define EVENTS_STACK_COPY 32768
 #endif
