@@ -204,6 +204,13 @@ struct pslot {
     _Atomic uint64_t cpu_end_ns;  /* ... and when it stopped (0 while registered) */
     uint64_t samples;             /* on-CPU samples it was given */
     uint64_t filled;              /* ... of them, for time no kernel sample stood for */
+    /* Privileged: the CPU time a context switch costs the thread outside its task clock
+     * (the kernel stops and starts the sampling timer there), charged at each switch
+     * sample to its stack, at the rate measured over the switches so far. */
+    uint64_t switches;            /* switch samples with a stack */
+    uint64_t switch_ns;           /* CPU ns a switch costs outside the clock, measured */
+    uint64_t switch_debt;         /* ns accrued at switches, not yet a whole period */
+    uint64_t cpu_seen;            /* its CPU clock at the drain's start, 0: not read */
     uint64_t cs_time; /* time of the last context-switch sample */
     uint16_t cs_n;    /* its frames */
     uint16_t last_n;  /* frames of the last on-CPU sample */
@@ -251,6 +258,8 @@ struct perf_engine {
     uint64_t threads_ended;             /* those registrations */
     uint64_t threads_no_sample;         /* ... that used CPU and got no sample */
     uint64_t kernel_filled;             /* samples for CPU time the kernel did not sample */
+    uint64_t switch_filled;             /* privileged: samples for switches' time outside the
+                                           clock, at the switch samples' stacks */
     uint64_t cs_lost;                   /* switch samples the kernel lost (ring full) */
     struct losses unsampled;            /* CPU ns without samples, by thread record */
     int cfi;                            /* samples carry registers and a stack copy */
@@ -506,6 +515,7 @@ static void pslot_reset(struct pslot *p, int inherited, int has_cs)
     atomic_store(&p->cpu_end_ns, 0);
     p->samples = 0;
     p->filled = 0;
+    p->switches = p->switch_ns = p->switch_debt = p->cpu_seen = 0;
 }
 
 /* A registration's CPU time against its samples. The kernel samples a thread's CPU time
@@ -525,6 +535,55 @@ static void account_cpu(const struct reg_slot *s, struct pslot *p, uint64_t end_
     pe.threads_no_sample += cpu && !p->samples;
 }
 
+/* One on-CPU sample at the last switch sample's stack, for time a switch cost. */
+static void switch_sample(struct reg_slot *s, struct pslot *p, uint64_t t_ns)
+{
+    struct sink_sample ss = {.slot = s,
+                             .thread1 = p->cs_thread1,
+                             .t_ns = t_ns,
+                             .cpu_ns = pe.period_ns,
+                             .state = SINK_ON_CPU,
+                             .stop = p->cs_stop,
+                             .nframes = p->cs_n,
+                             .frames = p->cs_frames};
+    sink_add(&ss);
+    p->samples++;
+    p->filled++;
+    pe.switch_filled++;
+}
+
+/* A switch sample with its stack: the thread is in the kernel's context switch, whose
+ * cost to the thread's CPU clock the task clock does not see in part (the kernel
+ * stops the event's timer before and starts it after; in a virtual machine, programming
+ * the timer is a trap to the hypervisor, several microseconds a switch to or from an
+ * idle CPU). That time is charged here, where it was spent, at the rate measured. */
+static void switch_accrue(struct reg_slot *s, struct pslot *p, uint64_t t_ns)
+{
+    p->switches++;
+    p->switch_debt += p->switch_ns;
+    while (p->switch_debt >= pe.period_ns) {
+        p->switch_debt -= pe.period_ns;
+        switch_sample(s, p, t_ns);
+    }
+}
+
+/* Privileged: the part of the thread's CPU clock no sample stands for (past `slack`)
+ * is what its switches cost outside the task clock: charged at the last switch's
+ * stack, and the rate a switch costs measured again for the next ones. A thread with
+ * no switch sample yet is left as it is (its loss counted, account_cpu). */
+static void fill_switch_time(struct reg_slot *s, struct pslot *p, uint64_t cpu_now,
+                             uint64_t slack, uint64_t t_ns)
+{
+    if (!p->cs_n || !p->switches || cpu_now <= p->cpu_start_ns) return;
+    uint64_t cpu = cpu_now - p->cpu_start_ns;
+    while (p->samples * pe.period_ns + slack + pe.period_ns <= cpu)
+        switch_sample(s, p, t_ns);
+    /* Three quarters of the rate measured: a charge at a switch cannot be taken back
+     * where the switches cost less later; the fill above gives the rest. */
+    uint64_t kernel = (p->samples - p->filled) * pe.period_ns;
+    p->switch_ns = cpu > kernel + slack ? (cpu - kernel - slack) / p->switches * 3 / 4 : 0;
+}
+
 /* Unprivileged (exclude_kernel forced): the part of the thread's CPU clock, up to
  * cpu_now, that its samples do not stand for, charged one period at a time to its
  * last on-CPU stack. `slack` is left unsampled: the period in progress, and samples
@@ -532,7 +591,11 @@ static void account_cpu(const struct reg_slot *s, struct pslot *p, uint64_t end_
 static void fill_kernel_time(struct reg_slot *s, struct pslot *p, uint64_t cpu_now,
                              uint64_t slack, uint64_t t_ns)
 {
-    if (pe.privileged || !p->last_n || cpu_now <= p->cpu_start_ns) return;
+    if (pe.privileged) {
+        fill_switch_time(s, p, cpu_now, slack, t_ns);
+        return;
+    }
+    if (!p->last_n || cpu_now <= p->cpu_start_ns) return;
     uint64_t cpu = cpu_now - p->cpu_start_ns;
     while (p->samples * pe.period_ns + slack + pe.period_ns <= cpu) {
         struct sink_sample ss = {.slot = s,
@@ -717,6 +780,7 @@ static void on_record(const struct perf_rec *r, void *arg)
             uint64_t fiber;
             p->cs_n = sample_frames(s, r, p->cs_frames, &p->cs_stop, &fiber);
             p->cs_thread1 = fiber ? fiber_thread(s->tid, fiber) : 0;
+            if (p->cs_n && !p->cs_own) switch_accrue(s, p, r->time);
         } else if (rtown_sample_regs(r->abi ? r->regs : NULL)) {
             /* kestrel's own work on this thread (rtown.h): counted, not the program's */
         } else {
@@ -902,10 +966,17 @@ static void drain_cpus(struct reg_slot *slots, uint64_t cut)
 /* final: the session ends, every kept interval goes out with what is known. */
 static void drain_all(int final)
 {
-    uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
-    uint64_t cut = final ? UINT64_MAX : now - CUT_NS;
     registry_lock();
     struct reg_slot *slots = registry_slots();
+    /* Each thread's CPU clock is read before the cut: the samples up to the cut then
+     * stand for all of it but the slack. Read after a long drain (tens of thousands of
+     * switch samples), it held time whose samples were not read yet. */
+    for (size_t i = registry_next_used(0); i < REGISTRY_SLOTS; i = registry_next_used(i + 1))
+        if (atomic_load(&slots[i].state) == REG_ACTIVE &&
+            atomic_load_explicit(&pe.slots[i].ready, memory_order_acquire))
+            pe.slots[i].cpu_seen = thread_cpu_ns(slots[i].cpu_clock);
+    uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
+    uint64_t cut = final ? UINT64_MAX : now - CUT_NS;
     /* The per-CPU events first (a thread that moved to them did so before they were
      * ready), then the moved threads' own rings, all older than their per-CPU records. */
     int cpus_ready = atomic_load_explicit(&pe.cpus_ready, memory_order_acquire);
@@ -946,8 +1017,8 @@ static void drain_all(int final)
                 if (st == REG_ACTIVE) ring_grow(p, s->tid, on_record, &c);
             }
             settle_waiting(s, p, p->inherited && cut < now ? cut : now);
-            if (st == REG_ACTIVE)
-                fill_kernel_time(s, p, thread_cpu_ns(s->cpu_clock),
+            if (st == REG_ACTIVE && p->cpu_seen)
+                fill_kernel_time(s, p, p->cpu_seen,
                                  final ? 0 : pe.period_ns + (p->inherited ? CUT_NS : 0),
                                  p->inherited && cut < now ? cut : now);
             /* A thread that left waits until every record up to its leaving was read. */
@@ -1417,6 +1488,18 @@ static size_t perf_notes(const char **out, size_t max)
                                  "episode that began and ended between two looks is not seen");
         out[n++] = guessed;
     }
+    static char sw[400];
+    uint64_t sw_ns = pe.switch_filled * pe.period_ns;
+    if (n < max && pe.switch_filled) {
+        snprintf(sw, sizeof sw,
+                 "%.1f ms of CPU time (%.0f%% of the threads') went in context switches "
+                 "outside the kernel's sampling clock (the kernel stops and starts the "
+                 "sampling events' timers at each switch, which a virtual machine makes "
+                 "costly): charged at the stacks the threads switched from",
+                 (double)sw_ns / 1e6,
+                 pe.threads_cpu_ns ? 100.0 * (double)sw_ns / (double)pe.threads_cpu_ns : 0.0);
+        out[n++] = sw;
+    }
     static char kern[320];
     uint64_t kern_ns = pe.kernel_filled * pe.period_ns;
     if (n < max && pe.kernel_filled) {
@@ -1484,6 +1567,7 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
         {"waits_guessed", pe.waits_guessed},
         {"kernel_samples_guessed", pe.kernel_filled}, /* time the kernel did not sample */
         {"switch_samples_lost", pe.cs_lost}, /* their episodes' stacks guessed */
+        {"switch_samples_charged", pe.switch_filled}, /* switches' time outside the clock */
         {"bad_ring_bytes", pe.bad_bytes},
         {"fds_lost", rtfd_lost()}, /* descriptors the program closed or replaced */
         {"threads_cpu_ns", pe.threads_cpu_ns}, /* the registered threads' CPU time */
