@@ -95,6 +95,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -132,13 +133,15 @@
 #define SAMPLE_TYPE_CFI                                                                            \
     (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |         \
      PERF_SAMPLE_STACK_USER)
-/* The copy: the most the kernel takes (a record's size is 16 bits) where the rings'
- * locked memory is not limited (CAP_IPC_LOCK): clang's parser stacks are 20-130 KiB
- * deep, and the part past a copy changes before the drain in one walk of five (a
- * 16 KiB copy left 19% of clang's samples cut, a 64 KiB one 1%). Else 16 KiB, which
- * the 516 KiB of perf_event_mlock_kb can hold a few drains of. */
+/* The copy: the most the kernel takes (a record's size is 16 bits): clang's parser
+ * stacks are 20-130 KiB deep, and the part past a copy changes before the drain in one
+ * walk of five (a 16 KiB copy left 19% of clang's samples cut, a 64 KiB one 1%). Where
+ * the rings' locked memory is limited (no CAP_IPC_LOCK), the copy is the largest whose
+ * rings of RING_RECORDS_MIN copies each fit in what this process may lock
+ * (perf_lock_budget), down to 16 KiB. */
 #define STACK_COPY_MAX 65000
 #define STACK_COPY_LIMITED 16384
+#define RING_RECORDS_MIN 16
 /* Past the copy, the walk goes on over the thread's stack as it is at the drain
  * (unwind/resume.h), read in pieces of this size. */
 #define STACK_READ (64u << 10)
@@ -280,6 +283,8 @@ struct perf_engine {
                                            its stack, and programs run threads of 16 KiB) */
     uint64_t rings_grown;               /* small rings that grew to ring_pages */
     size_t small_pages;                 /* data pages of a ring that starts small, 0: none */
+    size_t cpu_ring_cap;                /* the most data pages a CPU's ring may have where
+                                           locked memory is limited (SIZE_MAX: not) */
     uint32_t small_wake;                /* ... grown once it held this many bytes */
 };
 
@@ -1186,6 +1191,7 @@ static int cpus_open(void)
      * samples) the switch records may be as many as the samples. */
     size_t most = pe.cfi ? RING_PAGES_MAX_CFI : RING_PAGES_MAX;
     size_t cpu_pages = pe.cfi ? pe.ring_pages : pe.ring_pages * 2;
+    if (most > pe.cpu_ring_cap) most = pe.cpu_ring_cap; /* locked memory is limited */
     pe.cpu_ring_pages = cpu_pages < most ? cpu_pages : most;
     size_t opened = 0;
     for (size_t k = 0; k < pe.ncpu; k++) {
@@ -1254,6 +1260,58 @@ static int perf_can_lock(void)
     return (int)((caps >> 14) & 1); /* CAP_IPC_LOCK */
 }
 
+/* An online number from a /proc or /sys file, or `dflt`. */
+static uint64_t read_number(const char *path, uint64_t dflt)
+{
+    char buf[64];
+    struct rtfd once;
+    int fd = rtfd_open_once(&once, path);
+    if (fd < 0) return dflt;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    rtfd_close(&once);
+    if (n <= 0) return dflt;
+    buf[n] = 0;
+    return strtoull(buf, NULL, 10);
+}
+
+/* Bytes of rings this process may lock, UINT64_MAX: no limit. The kernel charges a
+ * ring to the user's share first (perf_event_mlock_kb per online CPU, which every
+ * process of the user draws from: half of it is counted on), then to the process's
+ * own RLIMIT_MEMLOCK (8 MiB by default on Debian). */
+static uint64_t perf_lock_budget(void)
+{
+    struct rlimit rl;
+    if (perf_can_lock() || getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return UINT64_MAX;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    uint64_t user = read_number("/proc/sys/kernel/perf_event_mlock_kb", 516) * 1024 *
+                    (uint64_t)(cpus > 0 ? cpus : 1);
+    return (uint64_t)rl.rlim_cur + user / 2;
+}
+
+/* The copy size and ring sizes where locked memory is limited: the rings that may be
+ * mapped at once are the starting thread's own and, once it makes a thread, each
+ * CPU's clock and switch rings. Each CPU's ring gets an equal part of the budget; the
+ * own ring what they leave (a program of one thread keeps its ring as large as
+ * root's). */
+static void perf_fit_budget(uint64_t budget, size_t *cpu_cap)
+{
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+    uint64_t rings = 2 * (uint64_t)(n > 0 ? n : 1) + 1, part = budget / rings;
+    *cpu_cap = SIZE_MAX;
+    if (budget == UINT64_MAX) {
+        pe.copy_size = STACK_COPY_MAX;
+        return;
+    }
+    pe.copy_size = STACK_COPY_MAX;
+    if ((uint64_t)(pe.copy_size + 128) * RING_RECORDS_MIN > part) pe.copy_size = 32768;
+    if ((uint64_t)(pe.copy_size + 128) * RING_RECORDS_MIN > part) pe.copy_size = STACK_COPY_LIMITED;
+    size_t pages = 1;
+    while ((pages * 2 + 1) * (uint64_t)pe.page <= part)
+        pages *= 2;
+    *cpu_cap = pages;
+}
+
 static int perf_start(const struct engine_config *cfg)
 {
     /* The buffers stay mapped from one session to the next (every slot is not ready
@@ -1271,7 +1329,8 @@ static int perf_start(const struct engine_config *cfg)
     pe.page = sysconf(_SC_PAGESIZE);
     pe.cfi = uw_mode_current() != UW_MODE_FP && REGS_MASK != 0;
     pe.sample_type = pe.cfi ? SAMPLE_TYPE_CFI : SAMPLE_TYPE;
-    pe.copy_size = perf_can_lock() ? STACK_COPY_MAX : STACK_COPY_LIMITED;
+    uint64_t budget = perf_lock_budget();
+    perf_fit_budget(budget, &pe.cpu_ring_cap);
     /* Room for about two short drain periods of deep-stacked samples (or stack
      * copies) at this rate; past half of it, the ring wakes the engine thread. */
     uint64_t per = pe.cfi ? pe.copy_size + 128 : 512;
@@ -1280,6 +1339,15 @@ static int perf_start(const struct engine_config *cfg)
     pe.ring_pages = RING_PAGES_MIN;
     while (pe.ring_pages < want && pe.ring_pages < most)
         pe.ring_pages *= 2;
+    /* The own ring: what the CPUs' rings leave of the budget. */
+    if (budget != UINT64_MAX) {
+        long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+        size_t cpu_pages = pe.ring_pages < pe.cpu_ring_cap ? pe.ring_pages : pe.cpu_ring_cap;
+        uint64_t cpus = 2 * (uint64_t)(ncpu > 0 ? ncpu : 1) * (cpu_pages + 1) * (uint64_t)pe.page;
+        uint64_t left = budget > cpus ? budget - cpus : 0;
+        while (pe.ring_pages > 1 && (pe.ring_pages + 1) * (uint64_t)pe.page > left)
+            pe.ring_pages /= 2;
+    }
     /* A process of a few ms fills no full ring, and the kernel clears every page
      * mapped (BENCHMARKS.md "Process trees"): its first ring is small. */
     pe.small_pages = RING_PAGES_MIN;
