@@ -30,6 +30,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import rawjson  # noqa: E402  (a run past a second streams its raw file in chunks)
 LIB = os.environ.get("KESTREL_BENCH_LIB", os.path.join(ROOT, "build", "lib", "libkestrel.so"))
 BASE_LIB = os.environ.get("KESTREL_BENCH_BASE_LIB")
 USER = os.environ.get("KESTREL_BENCH_USER")
@@ -45,7 +47,7 @@ with open(src, "w") as f:
                    stdout=f, check=True)
 os.chmod(src, 0o644)
 # The compiler's own CPU: a wrapper that runs it and prints its child's rusage.
-WRAP = [sys.executable, "-c", "import resource,subprocess,sys;subprocess.run(sys.argv[1:],check=True);"
+WRAP = [shutil.which("python3", path="/usr/bin") if USER else sys.executable, "-c", "import resource,subprocess,sys;subprocess.run(sys.argv[1:],check=True);"
         "r=resource.getrusage(resource.RUSAGE_CHILDREN);"
         "print('cpu_s',r.ru_utime+r.ru_stime,file=sys.stderr)"]
 COMPILE = [CLANG, "-O2", "-c", src, "-o", os.path.join(tmp, "big.o")]
@@ -67,7 +69,7 @@ def cpu_of(stderr):
 def kestrel_whole(d):
     best = None  # the compiler's file (the wrapper is profiled too)
     for f in glob.glob(os.path.join(d, "*.json")):
-        raw = json.load(open(f))
+        raw = rawjson.load(f)
         if os.path.basename(raw.get("exe", "")).startswith("clang"):
             best = raw
     names, ends = list(best["walk_stops"]), best["stack_ends"]
@@ -76,7 +78,7 @@ def kestrel_whole(d):
 
 
 def perf_whole(data):
-    out = subprocess.run([PERF, "script", "-i", data, "--no-inline", "-F", "comm,ip,sym,dso",
+    out = subprocess.run([PERF, "script", "-f", "-i", data, "--no-inline", "-F", "comm,ip,sym,dso",
                           "--comm", "clang++"], capture_output=True, text=True).stdout
     n = whole = 0
     last = None
