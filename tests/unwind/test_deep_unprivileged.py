@@ -50,8 +50,10 @@ def main():
                                capture_output=True, text=True, timeout=900)
             what = "paranoid %d, a user who is not root" % level
             raws = [rawjson.load(f) for f in glob.glob(stem + ".raw/*.raw.json")]
-            if not check(p.returncode == 0 and raws,
-                         "%s: kestrel record -- clang++ -O2 exits 0 (%s)" % (what, p.stderr[-300:])):
+            ran = p.returncode == 0 and bool(raws)
+            check(ran, "%s: kestrel record -- clang++ -O2 exits 0 and leaves its profile%s" %
+                  (what, "" if ran else " (%s)" % p.stderr[-300:]))
+            if not ran:
                 continue
             raw = max(raws, key=lambda r: len(r["samples"]))  # the compiler's process
             by_end = running_by_end(raw)
