@@ -263,6 +263,7 @@ struct perf_engine {
     uint64_t kernel_filled;             /* samples for CPU time the kernel did not sample */
     uint64_t switch_filled;             /* privileged: samples for switches' time outside the
                                            clock, at the switch samples' stacks */
+    uint64_t lost_records;              /* records the kernel lost (a ring was full) */
     uint64_t cs_lost;                   /* switch samples the kernel lost (ring full) */
     struct losses unsampled;            /* CPU ns without samples, by thread record */
     int cfi;                            /* samples carry registers and a stack copy */
@@ -579,7 +580,10 @@ static void switch_accrue(struct reg_slot *s, struct pslot *p, uint64_t t_ns)
 static void fill_switch_time(struct reg_slot *s, struct pslot *p, uint64_t cpu_now,
                              uint64_t slack, uint64_t t_ns)
 {
-    if (!p->cs_n || !p->switches || cpu_now <= p->cpu_start_ns) return;
+    /* Once the kernel lost records, the time without samples is theirs too, of threads
+     * no record names: it stays unsampled and said so (the lost-records note); the
+     * switches go on being charged at the rate measured before. */
+    if (pe.lost_records || !p->cs_n || !p->switches || cpu_now <= p->cpu_start_ns) return;
     uint64_t cpu = cpu_now - p->cpu_start_ns;
     while (p->samples * pe.period_ns + slack + pe.period_ns <= cpu)
         switch_sample(s, p, t_ns);
@@ -827,6 +831,7 @@ static void on_record(const struct perf_rec *r, void *arg)
         break;
     case PERF_REC_LOST:
         sink_drop(r->lost);
+        pe.lost_records += r->lost;
         break;
     case PERF_REC_THROTTLE:
     case PERF_REC_OTHER:
@@ -906,10 +911,12 @@ static void on_cpu_record(const struct perf_rec *r, void *arg)
     struct cpu_ctx *cc = arg;
     if (r->kind == PERF_REC_LOST) {
         /* Lost switch samples only make the waiting stacks of their episodes guesses. */
-        if (cc->cs_ring)
+        if (cc->cs_ring) {
             pe.cs_lost += r->lost;
-        else
+        } else {
             sink_drop(r->lost);
+            pe.lost_records += r->lost;
+        }
         return;
     }
     long i = tm_find(r->tid, r->time);
