@@ -13,8 +13,12 @@ not), its overhead over the unprofiled median, the CPU of every process (perf's
 included), and the share of the compiler's on-CPU samples whose stack reaches the
 thread's root (kestrel: whole walks in the raw file; perf: the outermost frame in libc,
 the outermost frame _start, or __libc_start_*, as `perf script` unwinds it, read in
-the first round only). KESTREL_BENCH_LIB names another libkestrel.so to measure. Prints
-a markdown table."""
+the first round only). KESTREL_BENCH_LIB names another libkestrel.so to measure;
+KESTREL_BENCH_BASE_LIB adds a configuration "kestrel-base" with that library (an earlier
+build, side by side). KESTREL_BENCH_USER runs every configuration, perf's included, as
+that user (runuser, the bench run as root): a user without CAP_IPC_LOCK, whose rings'
+locked memory is limited (perf_event_paranoid must let the user sample: 1 or less).
+Prints a markdown table."""
 import glob
 import json
 import os
@@ -26,18 +30,24 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import rawjson  # noqa: E402  (a run past a second streams its raw file in chunks)
 LIB = os.environ.get("KESTREL_BENCH_LIB", os.path.join(ROOT, "build", "lib", "libkestrel.so"))
+BASE_LIB = os.environ.get("KESTREL_BENCH_BASE_LIB")
+USER = os.environ.get("KESTREL_BENCH_USER")
 CLANG = shutil.which("clang++")
 PERF = shutil.which("perf")
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 hz = int(sys.argv[2]) if len(sys.argv) > 2 else 997
 tmp = tempfile.mkdtemp(prefix="kestrel-deepbench-")
+os.chmod(tmp, 0o777)
 src = os.path.join(tmp, "big.cpp")
 with open(src, "w") as f:
     subprocess.run([sys.executable, os.path.join(ROOT, "tests", "unwind", "gen_cxx.py"), "8"],
                    stdout=f, check=True)
+os.chmod(src, 0o644)
 # The compiler's own CPU: a wrapper that runs it and prints its child's rusage.
-WRAP = [sys.executable, "-c", "import resource,subprocess,sys;subprocess.run(sys.argv[1:],check=True);"
+WRAP = [shutil.which("python3", path="/usr/bin") if USER else sys.executable, "-c", "import resource,subprocess,sys;subprocess.run(sys.argv[1:],check=True);"
         "r=resource.getrusage(resource.RUSAGE_CHILDREN);"
         "print('cpu_s',r.ru_utime+r.ru_stime,file=sys.stderr)"]
 COMPILE = [CLANG, "-O2", "-c", src, "-o", os.path.join(tmp, "big.o")]
@@ -59,7 +69,7 @@ def cpu_of(stderr):
 def kestrel_whole(d):
     best = None  # the compiler's file (the wrapper is profiled too)
     for f in glob.glob(os.path.join(d, "*.json")):
-        raw = json.load(open(f))
+        raw = rawjson.load(f)
         if os.path.basename(raw.get("exe", "")).startswith("clang"):
             best = raw
     names, ends = list(best["walk_stops"]), best["stack_ends"]
@@ -68,7 +78,7 @@ def kestrel_whole(d):
 
 
 def perf_whole(data):
-    out = subprocess.run([PERF, "script", "-i", data, "--no-inline", "-F", "comm,ip,sym,dso",
+    out = subprocess.run([PERF, "script", "-f", "-i", data, "--no-inline", "-F", "comm,ip,sym,dso",
                           "--comm", "clang++"], capture_output=True, text=True).stdout
     n = whole = 0
     last = None
@@ -86,27 +96,36 @@ def perf_whole(data):
     return whole / n if n else 0.0, n
 
 
+def as_user(argv, env):
+    """argv run as KESTREL_BENCH_USER with env's kestrel settings, or as it is."""
+    if not USER:
+        return argv
+    keep = ["%s=%s" % (k, v) for k, v in env.items() if k.startswith("KESTREL_") or k == "LD_PRELOAD"]
+    return ["runuser", "-u", USER, "--", "env"] + keep + argv
+
+
 def run(cfg, first):
     env = {k: v for k, v in os.environ.items() if not k.startswith("KESTREL_")}
     d = os.path.join(tmp, cfg)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
+    os.chmod(d, 0o777)
     whole = None
     t0 = children_cpu()
     if cfg == "none":
-        p = subprocess.run(WRAP + COMPILE, env=env, capture_output=True, text=True)
+        p = subprocess.run(as_user(WRAP + COMPILE, env), env=env, capture_output=True, text=True)
     elif cfg.startswith("kestrel"):
-        env.update(LD_PRELOAD=LIB, KESTREL_PROFILE=os.path.join(d, "k.%p.json"),
-                   KESTREL_PROFILE_HZ=str(hz))
+        env.update(LD_PRELOAD=BASE_LIB if cfg == "kestrel-base" else LIB,
+                   KESTREL_PROFILE=os.path.join(d, "k.%p.json"), KESTREL_PROFILE_HZ=str(hz))
         if cfg == "kestrel-signal":
             env["KESTREL_PROFILE_ENGINE"] = "signal"
-        p = subprocess.run(WRAP + COMPILE, env=env, capture_output=True, text=True)
+        p = subprocess.run(as_user(WRAP + COMPILE, env), env=env, capture_output=True, text=True)
         whole = kestrel_whole(d)
     else:
         data = os.path.join(d, "perf.data")
         g = ["-g"] if cfg == "perf-g" else ["--call-graph", "dwarf"]
-        p = subprocess.run([PERF, "record", "-q", "-F", str(hz)] + g + ["-o", data, "--"] + WRAP +
-                           COMPILE, env=env, capture_output=True, text=True)
+        p = subprocess.run(as_user([PERF, "record", "-q", "-F", str(hz)] + g + ["-o", data, "--"] +
+                                   WRAP + COMPILE, env), env=env, capture_output=True, text=True)
         if first:
             whole = perf_whole(data)
     total = children_cpu() - t0
@@ -115,7 +134,8 @@ def run(cfg, first):
     return cpu_of(p.stderr), total, whole
 
 
-CFGS = ["none", "kestrel", "kestrel-signal", "perf-g", "perf-dwarf"]
+CFGS = ["none", "kestrel"] + (["kestrel-base"] if BASE_LIB else []) + \
+    ["kestrel-signal", "perf-g", "perf-dwarf"]
 res = {c: {"cpu": [], "all": [], "whole": None, "stats": None} for c in CFGS}
 for r in range(rounds):
     for c in CFGS:
@@ -138,7 +158,7 @@ for c in CFGS:
 # round's difference to perf --call-graph dwarf, in points of the unprofiled median.
 print("\n| paired with perf-dwarf, per round | compiler CPU: median (min..max) | all processes: median (min..max) |")
 print("|---|---|---|")
-for c in ["kestrel", "kestrel-signal", "perf-g"]:
+for c in [c for c in CFGS if c not in ("none", "perf-dwarf")]:
     dc = [100 * (a - b) / base for a, b in zip(res[c]["cpu"], res["perf-dwarf"]["cpu"])]
     da = [100 * (a - b) / base for a, b in zip(res[c]["all"], res["perf-dwarf"]["all"])]
     print("| %s | %+.1f (%+.1f..%+.1f) | %+.1f (%+.1f..%+.1f) |" %

@@ -95,6 +95,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -132,13 +133,15 @@
 #define SAMPLE_TYPE_CFI                                                                            \
     (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |         \
      PERF_SAMPLE_STACK_USER)
-/* The copy: the most the kernel takes (a record's size is 16 bits) where the rings'
- * locked memory is not limited (CAP_IPC_LOCK): clang's parser stacks are 20-130 KiB
- * deep, and the part past a copy changes before the drain in one walk of five (a
- * 16 KiB copy left 19% of clang's samples cut, a 64 KiB one 1%). Else 16 KiB, which
- * the 516 KiB of perf_event_mlock_kb can hold a few drains of. */
+/* The copy: the most the kernel takes (a record's size is 16 bits): clang's parser
+ * stacks are 20-130 KiB deep, and the part past a copy changes before the drain in one
+ * walk of five (a 16 KiB copy left 19% of clang's samples cut, a 64 KiB one 1%). Where
+ * the rings' locked memory is limited (no CAP_IPC_LOCK), the copy is the largest whose
+ * rings of RING_RECORDS_MIN copies each fit in what this process may lock
+ * (perf_lock_budget), down to 16 KiB. */
 #define STACK_COPY_MAX 65000
 #define STACK_COPY_LIMITED 16384
+#define RING_RECORDS_MIN 16
 /* Past the copy, the walk goes on over the thread's stack as it is at the drain
  * (unwind/resume.h), read in pieces of this size. */
 #define STACK_READ (64u << 10)
@@ -204,6 +207,13 @@ struct pslot {
     _Atomic uint64_t cpu_end_ns;  /* ... and when it stopped (0 while registered) */
     uint64_t samples;             /* on-CPU samples it was given */
     uint64_t filled;              /* ... of them, for time no kernel sample stood for */
+    /* Privileged: the CPU time a context switch costs the thread outside its task clock
+     * (the kernel stops and starts the sampling timer there), charged at each switch
+     * sample to its stack, at the rate measured over the switches so far. */
+    uint64_t switches;            /* switch samples with a stack */
+    uint64_t switch_ns;           /* CPU ns a switch costs outside the clock, measured */
+    uint64_t switch_debt;         /* ns accrued at switches, not yet a whole period */
+    uint64_t cpu_seen;            /* its CPU clock at the drain's start, 0: not read */
     uint64_t cs_time; /* time of the last context-switch sample */
     uint16_t cs_n;    /* its frames */
     uint16_t last_n;  /* frames of the last on-CPU sample */
@@ -251,6 +261,9 @@ struct perf_engine {
     uint64_t threads_ended;             /* those registrations */
     uint64_t threads_no_sample;         /* ... that used CPU and got no sample */
     uint64_t kernel_filled;             /* samples for CPU time the kernel did not sample */
+    uint64_t switch_filled;             /* privileged: samples for switches' time outside the
+                                           clock, at the switch samples' stacks */
+    uint64_t lost_records;              /* records the kernel lost (a ring was full) */
     uint64_t cs_lost;                   /* switch samples the kernel lost (ring full) */
     struct losses unsampled;            /* CPU ns without samples, by thread record */
     int cfi;                            /* samples carry registers and a stack copy */
@@ -271,6 +284,8 @@ struct perf_engine {
                                            its stack, and programs run threads of 16 KiB) */
     uint64_t rings_grown;               /* small rings that grew to ring_pages */
     size_t small_pages;                 /* data pages of a ring that starts small, 0: none */
+    size_t cpu_ring_cap;                /* the most data pages a CPU's ring may have where
+                                           locked memory is limited (SIZE_MAX: not) */
     uint32_t small_wake;                /* ... grown once it held this many bytes */
 };
 
@@ -506,6 +521,7 @@ static void pslot_reset(struct pslot *p, int inherited, int has_cs)
     atomic_store(&p->cpu_end_ns, 0);
     p->samples = 0;
     p->filled = 0;
+    p->switches = p->switch_ns = p->switch_debt = p->cpu_seen = 0;
 }
 
 /* A registration's CPU time against its samples. The kernel samples a thread's CPU time
@@ -525,6 +541,58 @@ static void account_cpu(const struct reg_slot *s, struct pslot *p, uint64_t end_
     pe.threads_no_sample += cpu && !p->samples;
 }
 
+/* One on-CPU sample at the last switch sample's stack, for time a switch cost. */
+static void switch_sample(struct reg_slot *s, struct pslot *p, uint64_t t_ns)
+{
+    struct sink_sample ss = {.slot = s,
+                             .thread1 = p->cs_thread1,
+                             .t_ns = t_ns,
+                             .cpu_ns = pe.period_ns,
+                             .state = SINK_ON_CPU,
+                             .stop = p->cs_stop,
+                             .nframes = p->cs_n,
+                             .frames = p->cs_frames};
+    sink_add(&ss);
+    p->samples++;
+    p->filled++;
+    pe.switch_filled++;
+}
+
+/* A switch sample with its stack: the thread is in the kernel's context switch, whose
+ * cost to the thread's CPU clock the task clock does not see in part (the kernel
+ * stops the event's timer before and starts it after; in a virtual machine, programming
+ * the timer is a trap to the hypervisor, several microseconds a switch to or from an
+ * idle CPU). That time is charged here, where it was spent, at the rate measured. */
+static void switch_accrue(struct reg_slot *s, struct pslot *p, uint64_t t_ns)
+{
+    p->switches++;
+    p->switch_debt += p->switch_ns;
+    while (p->switch_debt >= pe.period_ns) {
+        p->switch_debt -= pe.period_ns;
+        switch_sample(s, p, t_ns);
+    }
+}
+
+/* Privileged: the part of the thread's CPU clock no sample stands for (past `slack`)
+ * is what its switches cost outside the task clock: charged at the last switch's
+ * stack, and the rate a switch costs measured again for the next ones. A thread with
+ * no switch sample yet is left as it is (its loss counted, account_cpu). */
+static void fill_switch_time(struct reg_slot *s, struct pslot *p, uint64_t cpu_now,
+                             uint64_t slack, uint64_t t_ns)
+{
+    /* Once the kernel lost records, the time without samples is theirs too, of threads
+     * no record names: it stays unsampled and said so (the lost-records note); the
+     * switches go on being charged at the rate measured before. */
+    if (pe.lost_records || !p->cs_n || !p->switches || cpu_now <= p->cpu_start_ns) return;
+    uint64_t cpu = cpu_now - p->cpu_start_ns;
+    while (p->samples * pe.period_ns + slack + pe.period_ns <= cpu)
+        switch_sample(s, p, t_ns);
+    /* Three quarters of the rate measured: a charge at a switch cannot be taken back
+     * where the switches cost less later; the fill above gives the rest. */
+    uint64_t kernel = (p->samples - p->filled) * pe.period_ns;
+    p->switch_ns = cpu > kernel + slack ? (cpu - kernel - slack) / p->switches * 3 / 4 : 0;
+}
+
 /* Unprivileged (exclude_kernel forced): the part of the thread's CPU clock, up to
  * cpu_now, that its samples do not stand for, charged one period at a time to its
  * last on-CPU stack. `slack` is left unsampled: the period in progress, and samples
@@ -532,7 +600,11 @@ static void account_cpu(const struct reg_slot *s, struct pslot *p, uint64_t end_
 static void fill_kernel_time(struct reg_slot *s, struct pslot *p, uint64_t cpu_now,
                              uint64_t slack, uint64_t t_ns)
 {
-    if (pe.privileged || !p->last_n || cpu_now <= p->cpu_start_ns) return;
+    if (pe.privileged) {
+        fill_switch_time(s, p, cpu_now, slack, t_ns);
+        return;
+    }
+    if (!p->last_n || cpu_now <= p->cpu_start_ns) return;
     uint64_t cpu = cpu_now - p->cpu_start_ns;
     while (p->samples * pe.period_ns + slack + pe.period_ns <= cpu) {
         struct sink_sample ss = {.slot = s,
@@ -717,6 +789,7 @@ static void on_record(const struct perf_rec *r, void *arg)
             uint64_t fiber;
             p->cs_n = sample_frames(s, r, p->cs_frames, &p->cs_stop, &fiber);
             p->cs_thread1 = fiber ? fiber_thread(s->tid, fiber) : 0;
+            if (p->cs_n && !p->cs_own) switch_accrue(s, p, r->time);
         } else if (rtown_sample_regs(r->abi ? r->regs : NULL)) {
             /* kestrel's own work on this thread (rtown.h): counted, not the program's */
         } else {
@@ -758,6 +831,7 @@ static void on_record(const struct perf_rec *r, void *arg)
         break;
     case PERF_REC_LOST:
         sink_drop(r->lost);
+        pe.lost_records += r->lost;
         break;
     case PERF_REC_THROTTLE:
     case PERF_REC_OTHER:
@@ -837,10 +911,12 @@ static void on_cpu_record(const struct perf_rec *r, void *arg)
     struct cpu_ctx *cc = arg;
     if (r->kind == PERF_REC_LOST) {
         /* Lost switch samples only make the waiting stacks of their episodes guesses. */
-        if (cc->cs_ring)
+        if (cc->cs_ring) {
             pe.cs_lost += r->lost;
-        else
+        } else {
             sink_drop(r->lost);
+            pe.lost_records += r->lost;
+        }
         return;
     }
     long i = tm_find(r->tid, r->time);
@@ -902,10 +978,17 @@ static void drain_cpus(struct reg_slot *slots, uint64_t cut)
 /* final: the session ends, every kept interval goes out with what is known. */
 static void drain_all(int final)
 {
-    uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
-    uint64_t cut = final ? UINT64_MAX : now - CUT_NS;
     registry_lock();
     struct reg_slot *slots = registry_slots();
+    /* Each thread's CPU clock is read before the cut: the samples up to the cut then
+     * stand for all of it but the slack. Read after a long drain (tens of thousands of
+     * switch samples), it held time whose samples were not read yet. */
+    for (size_t i = registry_next_used(0); i < REGISTRY_SLOTS; i = registry_next_used(i + 1))
+        if (atomic_load(&slots[i].state) == REG_ACTIVE &&
+            atomic_load_explicit(&pe.slots[i].ready, memory_order_acquire))
+            pe.slots[i].cpu_seen = thread_cpu_ns(slots[i].cpu_clock);
+    uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
+    uint64_t cut = final ? UINT64_MAX : now - CUT_NS;
     /* The per-CPU events first (a thread that moved to them did so before they were
      * ready), then the moved threads' own rings, all older than their per-CPU records. */
     int cpus_ready = atomic_load_explicit(&pe.cpus_ready, memory_order_acquire);
@@ -946,8 +1029,8 @@ static void drain_all(int final)
                 if (st == REG_ACTIVE) ring_grow(p, s->tid, on_record, &c);
             }
             settle_waiting(s, p, p->inherited && cut < now ? cut : now);
-            if (st == REG_ACTIVE)
-                fill_kernel_time(s, p, thread_cpu_ns(s->cpu_clock),
+            if (st == REG_ACTIVE && p->cpu_seen)
+                fill_kernel_time(s, p, p->cpu_seen,
                                  final ? 0 : pe.period_ns + (p->inherited ? CUT_NS : 0),
                                  p->inherited && cut < now ? cut : now);
             /* A thread that left waits until every record up to its leaving was read. */
@@ -1115,6 +1198,7 @@ static int cpus_open(void)
      * samples) the switch records may be as many as the samples. */
     size_t most = pe.cfi ? RING_PAGES_MAX_CFI : RING_PAGES_MAX;
     size_t cpu_pages = pe.cfi ? pe.ring_pages : pe.ring_pages * 2;
+    if (most > pe.cpu_ring_cap) most = pe.cpu_ring_cap; /* locked memory is limited */
     pe.cpu_ring_pages = cpu_pages < most ? cpu_pages : most;
     size_t opened = 0;
     for (size_t k = 0; k < pe.ncpu; k++) {
@@ -1183,6 +1267,58 @@ static int perf_can_lock(void)
     return (int)((caps >> 14) & 1); /* CAP_IPC_LOCK */
 }
 
+/* An online number from a /proc or /sys file, or `dflt`. */
+static uint64_t read_number(const char *path, uint64_t dflt)
+{
+    char buf[64];
+    struct rtfd once;
+    int fd = rtfd_open_once(&once, path);
+    if (fd < 0) return dflt;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    rtfd_close(&once);
+    if (n <= 0) return dflt;
+    buf[n] = 0;
+    return strtoull(buf, NULL, 10);
+}
+
+/* Bytes of rings this process may lock, UINT64_MAX: no limit. The kernel charges a
+ * ring to the user's share first (perf_event_mlock_kb per online CPU, which every
+ * process of the user draws from: half of it is counted on), then to the process's
+ * own RLIMIT_MEMLOCK (8 MiB by default on Debian). */
+static uint64_t perf_lock_budget(void)
+{
+    struct rlimit rl;
+    if (perf_can_lock() || getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return UINT64_MAX;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    uint64_t user = read_number("/proc/sys/kernel/perf_event_mlock_kb", 516) * 1024 *
+                    (uint64_t)(cpus > 0 ? cpus : 1);
+    return (uint64_t)rl.rlim_cur + user / 2;
+}
+
+/* The copy size and ring sizes where locked memory is limited: the rings that may be
+ * mapped at once are the starting thread's own and, once it makes a thread, each
+ * CPU's clock and switch rings. Each CPU's ring gets an equal part of the budget; the
+ * own ring what they leave (a program of one thread keeps its ring as large as
+ * root's). */
+static void perf_fit_budget(uint64_t budget, size_t *cpu_cap)
+{
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+    uint64_t rings = 2 * (uint64_t)(n > 0 ? n : 1) + 1, part = budget / rings;
+    *cpu_cap = SIZE_MAX;
+    if (budget == UINT64_MAX) {
+        pe.copy_size = STACK_COPY_MAX;
+        return;
+    }
+    pe.copy_size = STACK_COPY_MAX;
+    if ((uint64_t)(pe.copy_size + 128) * RING_RECORDS_MIN > part) pe.copy_size = 32768;
+    if ((uint64_t)(pe.copy_size + 128) * RING_RECORDS_MIN > part) pe.copy_size = STACK_COPY_LIMITED;
+    size_t pages = 1;
+    while ((pages * 2 + 1) * (uint64_t)pe.page <= part)
+        pages *= 2;
+    *cpu_cap = pages;
+}
+
 static int perf_start(const struct engine_config *cfg)
 {
     /* The buffers stay mapped from one session to the next (every slot is not ready
@@ -1200,7 +1336,8 @@ static int perf_start(const struct engine_config *cfg)
     pe.page = sysconf(_SC_PAGESIZE);
     pe.cfi = uw_mode_current() != UW_MODE_FP && REGS_MASK != 0;
     pe.sample_type = pe.cfi ? SAMPLE_TYPE_CFI : SAMPLE_TYPE;
-    pe.copy_size = perf_can_lock() ? STACK_COPY_MAX : STACK_COPY_LIMITED;
+    uint64_t budget = perf_lock_budget();
+    perf_fit_budget(budget, &pe.cpu_ring_cap);
     /* Room for about two short drain periods of deep-stacked samples (or stack
      * copies) at this rate; past half of it, the ring wakes the engine thread. */
     uint64_t per = pe.cfi ? pe.copy_size + 128 : 512;
@@ -1209,6 +1346,15 @@ static int perf_start(const struct engine_config *cfg)
     pe.ring_pages = RING_PAGES_MIN;
     while (pe.ring_pages < want && pe.ring_pages < most)
         pe.ring_pages *= 2;
+    /* The own ring: what the CPUs' rings leave of the budget. */
+    if (budget != UINT64_MAX) {
+        long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+        size_t cpu_pages = pe.ring_pages < pe.cpu_ring_cap ? pe.ring_pages : pe.cpu_ring_cap;
+        uint64_t cpus = 2 * (uint64_t)(ncpu > 0 ? ncpu : 1) * (cpu_pages + 1) * (uint64_t)pe.page;
+        uint64_t left = budget > cpus ? budget - cpus : 0;
+        while (pe.ring_pages > 1 && (pe.ring_pages + 1) * (uint64_t)pe.page > left)
+            pe.ring_pages /= 2;
+    }
     /* A process of a few ms fills no full ring, and the kernel clears every page
      * mapped (BENCHMARKS.md "Process trees"): its first ring is small. */
     pe.small_pages = RING_PAGES_MIN;
@@ -1417,6 +1563,18 @@ static size_t perf_notes(const char **out, size_t max)
                                  "episode that began and ended between two looks is not seen");
         out[n++] = guessed;
     }
+    static char sw[400];
+    uint64_t sw_ns = pe.switch_filled * pe.period_ns;
+    if (n < max && pe.switch_filled) {
+        snprintf(sw, sizeof sw,
+                 "%.1f ms of CPU time (%.0f%% of the threads') went in context switches "
+                 "outside the kernel's sampling clock (the kernel stops and starts the "
+                 "sampling events' timers at each switch, which a virtual machine makes "
+                 "costly): charged at the stacks the threads switched from",
+                 (double)sw_ns / 1e6,
+                 pe.threads_cpu_ns ? 100.0 * (double)sw_ns / (double)pe.threads_cpu_ns : 0.0);
+        out[n++] = sw;
+    }
     static char kern[320];
     uint64_t kern_ns = pe.kernel_filled * pe.period_ns;
     if (n < max && pe.kernel_filled) {
@@ -1484,6 +1642,7 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
         {"waits_guessed", pe.waits_guessed},
         {"kernel_samples_guessed", pe.kernel_filled}, /* time the kernel did not sample */
         {"switch_samples_lost", pe.cs_lost}, /* their episodes' stacks guessed */
+        {"switch_samples_charged", pe.switch_filled}, /* switches' time outside the clock */
         {"bad_ring_bytes", pe.bad_bytes},
         {"fds_lost", rtfd_lost()}, /* descriptors the program closed or replaced */
         {"threads_cpu_ns", pe.threads_cpu_ns}, /* the registered threads' CPU time */
