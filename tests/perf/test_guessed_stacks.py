@@ -19,6 +19,10 @@ only from lost switch samples):
   tests/http/otlpcheck with the official OTLP types), profile.json's `stacks.guessed`,
   the report's `guessed stacks:` line and its waiting table;
 - the unprivileged run has guesses of both kinds (else the test proves nothing);
+- as root nearly every wait has its real stack: under 5% of the waiting samples guessed
+  (the kernel writes a switch sample, with a stack copy, at each of the server's tens of
+  thousands of context switches a second; with 65,000-byte copies it lost most of them
+  and 60-80% of the waits were guessed);
 - the runtime's own scrape endpoint (KESTREL_HTTP on a Unix socket, `/debug/pprof/
   profile?seconds=1&state=all`) of the same program run by that user labels samples
   `stack=guessed`, running and waiting ones.
@@ -78,6 +82,13 @@ def verify(tag, stem, report, work, want_guesses):
     if want_guesses:
         check(waits > 0 and kern > 0,
               "%s: waits (%d) and system-call time (%d) were guessed" % (tag, waits, kern))
+    else:
+        # Privileged: the switch samples give each wait its stack; only lost ones guess.
+        waiting = sum(1 for s in raw["samples"] if s[3] == 1)
+        check(waiting >= 500 and waits < 0.05 * waiting,
+              "%s: %d of %d waiting samples guessed (under 5%%; switch samples read %s, "
+              "lost %s)" % (tag, waits, waiting, es.get("switch_samples"),
+                            es.get("switch_samples_lost")))
     check(run == kern and wait == waits,
           "%s: stacks_guessed holds the guessed samples: %d running (kernel_samples_guessed "
           "%d), %d waiting (waits_guessed %d)" % (tag, run, kern, wait, waits))
@@ -94,7 +105,9 @@ def verify(tag, stem, report, work, want_guesses):
         frames = frames.split(";")
         if MARK in frames:
             marked += int(c)
-            other += frames.index(MARK) != 1
+            # Inside [incomplete stack] when the guess is also cut (docs/exports.md).
+            at = frames.index(MARK)
+            other += not (at == 1 or (at == 2 and frames[1] == "[incomplete stack]"))
     check(marked == n and other == 0,
           "%s: folded: %d samples under %s just inside the thread (want %d; %d elsewhere)" %
           (tag, marked, MARK, n, other))
@@ -107,7 +120,8 @@ def verify(tag, stem, report, work, want_guesses):
         for s, w in zip(pr["samples"], pr["weights"]):
             if fi and fi[0] in s:
                 in_sp += w  # sample counts (unit none): consecutive equal stacks summed
-    check(len(fi) == 1 and in_sp == n,
+    # The mark is a frame of the file only where some sample is under it.
+    check(len(fi) == (1 if n else 0) and in_sp == n,
           "%s: speedscope: %d samples under %s (want %d)" % (tag, in_sp, MARK, n))
 
     # cpuprofile: the running samples under a [guessed stack] node.
