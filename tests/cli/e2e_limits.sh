@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# A program under RLIMIT_NOFILE set before it starts (prlimit) has what it has
-# unprofiled (tests/cli/limits/limits.c: threads made, MiB allocated, files opened): under
-# a descriptor limit below 1024 exactly as many files (`auto` takes the signal engine,
-# which keeps no descriptor, and says why through kestrel); at 1024 the perf engine's few.
+# A program under RLIMIT_NOFILE and RLIMIT_AS set before it starts (prlimit) has what
+# it has unprofiled (tests/cli/limits/limits.c: threads made, MiB allocated, files
+# opened): under a descriptor limit below 1024 exactly as many files (`auto` takes the
+# signal engine, which keeps no descriptor, and says why through kestrel); at 1024 the
+# perf engine's few. Under an address-space limit of 200 or 300 MB, with either engine,
+# heap profiling on or off: a program that leaves the runtime its room unused (10 MiB
+# and a 32nd of the limit: 16 MiB of 200 MB, 19 of 300) makes the same threads and
+# allocates the same MiB as unprofiled, and one that allocates until malloc fails gets
+# at most that much less (the runtime's own: its tables sized to the threads it has,
+# its rings and heap tables to the limit; its per-thread tables alone were 126 MB
+# before they were mapped as threads register).
 # A program that holds every descriptor at its end is told why it left no profile.
-# (RLIMIT_AS is not checked here: the engines' per-thread tables still take 55 to 71 MB
-# at start; BENCHMARKS.md.)
 set -u
 cd "$(dirname "$0")/../.."
 fail=0
@@ -33,6 +38,35 @@ for n in 8 16 64 1024; do
   fi
   check "NOFILE $n: profiled ($(ls "$t/nf$n.raw" | tr '\n' ' '))" \
     bash -c 'ls "$1"/*.raw.json >/dev/null 2>&1' _ "$t/nf$n.raw"
+done
+
+for mb in 200 300; do
+  plain=$(prlimit --as=$((mb << 20)) -- "$t/limits")
+  pt=$(field threads "$plain"); pm=$(field mib "$plain")
+  room=$((10 + mb / 32))
+  want=$((pm - room))
+  capped=$(prlimit --as=$((mb << 20)) -- "$t/limits" $want)
+  for eng in signal perf; do
+    for heap in "" --heap; do
+      w="AS $mb MB, $eng${heap:+, heap}"
+      o="$t/as$mb$eng$heap"
+      # The limit is kestrel's too: set before anything starts, as `ulimit -v` would.
+      prof=$(KESTREL_PROFILE_ENGINE=$eng prlimit --as=$((mb << 20)) -- \
+        "$k" record $heap -o "$o.c" --report=/dev/null -- "$t/limits" $want 2>"$o.c.err"); rc=$?
+      check "$w: exit 0 ($rc: $(head -c 200 "$o.c.err"))" test $rc -eq 0
+      check "$w: $want MiB asked, as unprofiled ($prof / $capped)" \
+        test "$(field threads "$prof")/$(field mib "$prof")" = "$(field threads "$capped")/$(field mib "$capped")"
+      check "$w: profiled ($(ls "$o.c.raw" | tr '\n' ' '))" \
+        bash -c 'ls "$1"/*.raw.json >/dev/null 2>&1 && { [ -z "$2" ] || ls "$1"/*.heap.pb.gz >/dev/null 2>&1; }' _ "$o.c.raw" "$heap"
+      prof=$(KESTREL_PROFILE_ENGINE=$eng prlimit --as=$((mb << 20)) -- \
+        "$k" record $heap -o "$o.m" --report=/dev/null -- "$t/limits" 2>"$o.m.err"); rc=$?
+      check "$w: until malloc fails: exit 0 ($rc)" test $rc -eq 0
+      check "$w: the same threads as unprofiled ($(field threads "$prof") of $pt)" \
+        test "$(field threads "$prof")" = "$pt"
+      km=$(field mib "$prof")
+      check "$w: MiB allocated short by at most $room ($km of $pm)" test "${km:-0}" -ge $want
+    done
+  done
 done
 
 # A program that holds every descriptor when it ends: no profile can be written, and

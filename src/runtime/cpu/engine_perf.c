@@ -74,6 +74,7 @@
 #include "runtime/rtfd.h"
 #include "runtime/rtown.h"
 #include "runtime/rtmem.h"
+#include "runtime/rtblocks.h"
 #include "runtime/cpu/sink.h"
 #include "runtime/unwind/unwind.h"
 #include "runtime/cpu/waitstack.h"
@@ -245,8 +246,8 @@ struct perf_engine {
     uint64_t period_ns;                 /* sample period in the thread's CPU ns, = 1e9 / hz */
     int privileged;                     /* exclude_kernel=0 allowed: switch stacks, kernel time */
     size_t ring_pages;                  /* data pages per ring */
+    size_t ring_pages_most;             /* the most pages of any ring (ring_pages_cap) */
     long page;                          /* page size */
-    struct pslot *slots;                /* REGISTRY_SLOTS entries, mmap'd */
     unsigned char *scratch;             /* PERF_RING_SCRATCH bytes for records that wrap */
     pthread_t thread;                   /* the engine thread */
     struct rtfd epfd;                   /* epoll: the rings' watermark wake-ups and wakefd */
@@ -299,6 +300,15 @@ struct perf_engine {
 };
 
 static struct perf_engine pe;
+/* The threads' state, one per registry slot, mapped a block at a time as threads
+ * register (registry_add_table). No signal handler reads it: a fork child unmaps it. */
+RTBLOCKS(pe_slots, struct pslot, REGISTRY_SLOTS, 64);
+
+/* Slot i's state; NULL only for a slot no thread took while this engine ran. */
+static struct pslot *ps(size_t i)
+{
+    return rtblocks_at(&pe_slots, i);
+}
 static uint32_t pe_sessions;         /* sessions so far: the next one's gen */
 static __thread uint32_t pe_covered; /* the gen whose per-CPU events this thread inherits:
                                         pe.gen when this thread is sampled through them */
@@ -888,18 +898,18 @@ static size_t tm_hash(uint32_t tid)
 }
 
 /* The tid -> slot map of the inherited registrations, rebuilt at each drain. */
-static void tm_build(struct reg_slot *slots)
+static void tm_build(void)
 {
     memset(pe.tm_tid, 0, TIDMAP * sizeof *pe.tm_tid);
     for (size_t i = registry_next_used(0); i < REGISTRY_SLOTS; i = registry_next_used(i + 1)) {
-        struct pslot *p = &pe.slots[i];
-        if (atomic_load(&slots[i].state) == REG_FREE || !p->inherited ||
+        struct pslot *p = ps(i);
+        if (atomic_load(&registry_slot(i)->state) == REG_FREE || !p->inherited ||
             !atomic_load_explicit(&p->ready, memory_order_acquire))
             continue;
-        size_t h = tm_hash((uint32_t)slots[i].tid);
+        size_t h = tm_hash((uint32_t)registry_slot(i)->tid);
         while (pe.tm_tid[h])
             h = (h + 1) & (TIDMAP - 1);
-        pe.tm_tid[h] = (uint32_t)slots[i].tid;
+        pe.tm_tid[h] = (uint32_t)registry_slot(i)->tid;
         pe.tm_slot[h] = (uint16_t)i;
     }
 }
@@ -909,14 +919,13 @@ static void tm_build(struct reg_slot *slots)
 static long tm_find(uint32_t tid, uint64_t t)
 {
     for (size_t h = tm_hash(tid); pe.tm_tid[h]; h = (h + 1) & (TIDMAP - 1)) {
-        struct pslot *p = &pe.slots[pe.tm_slot[h]];
+        struct pslot *p = ps(pe.tm_slot[h]);
         if (pe.tm_tid[h] == tid && t >= p->start_ns && t <= p->stop_ns) return pe.tm_slot[h];
     }
     return -1;
 }
 
 struct cpu_ctx {
-    struct reg_slot *slots;
     uint64_t id_cs;
     int cs_ring; /* the records are of a switch samples' ring */
 };
@@ -939,12 +948,12 @@ static void on_cpu_record(const struct perf_rec *r, void *arg)
         pe.unregistered += r->kind == PERF_REC_SAMPLE && r->id != cc->id_cs;
         return;
     }
-    struct drain_ctx c = {&cc->slots[i], &pe.slots[i], cc->id_cs};
+    struct drain_ctx c = {registry_slot(i), ps(i), cc->id_cs};
     on_record(r, &c);
 }
 
 /* Every CPU ring's records stamped up to `cut`, oldest first. */
-static void drain_cpus(struct reg_slot *slots, uint64_t cut)
+static void drain_cpus(uint64_t cut)
 {
     for (size_t k = 0; k < pe.ncpu; k++) {
         struct pcpu *c = &pe.cpus[k];
@@ -970,7 +979,7 @@ static void drain_cpus(struct reg_slot *slots, uint64_t cut)
                 min = c, min_cs = 0, min_t = c->next_time;
         }
         if (!min) break;
-        struct cpu_ctx cc = {slots, min->ev.id_cs, min_cs};
+        struct cpu_ctx cc = {min->ev.id_cs, min_cs};
         if (min_cs) {
             perf_ring_take(&min->ev.ring_cs, on_cpu_record, &cc, pe.scratch);
             min->has_next_cs = perf_ring_peek_time(&min->ev.ring_cs, &min->next_time_cs);
@@ -994,14 +1003,13 @@ static void drain_cpus(struct reg_slot *slots, uint64_t cut)
 static void drain_all(int final)
 {
     registry_lock();
-    struct reg_slot *slots = registry_slots();
     /* Each thread's CPU clock is read before the cut: the samples up to the cut then
      * stand for all of it but the slack. Read after a long drain (tens of thousands of
      * switch samples), it held time whose samples were not read yet. */
     for (size_t i = registry_next_used(0); i < REGISTRY_SLOTS; i = registry_next_used(i + 1))
-        if (atomic_load(&slots[i].state) == REG_ACTIVE &&
-            atomic_load_explicit(&pe.slots[i].ready, memory_order_acquire))
-            pe.slots[i].cpu_seen = thread_cpu_ns(slots[i].cpu_clock);
+        if (atomic_load(&registry_slot(i)->state) == REG_ACTIVE &&
+            atomic_load_explicit(&ps(i)->ready, memory_order_acquire))
+            ps(i)->cpu_seen = thread_cpu_ns(registry_slot(i)->cpu_clock);
     uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
     uint64_t cut = final ? UINT64_MAX : now - CUT_NS;
     /* The per-CPU events first (a thread that moved to them did so before they were
@@ -1009,12 +1017,12 @@ static void drain_all(int final)
     int cpus_ready = atomic_load_explicit(&pe.cpus_ready, memory_order_acquire);
     for (size_t i = registry_next_used(0); cpus_ready && i < REGISTRY_SLOTS;
          i = registry_next_used(i + 1)) {
-        struct pslot *p = &pe.slots[i];
-        if (atomic_load(&slots[i].state) == REG_FREE ||
+        struct pslot *p = ps(i);
+        if (atomic_load(&registry_slot(i)->state) == REG_FREE ||
             !atomic_load_explicit(&p->ready, memory_order_acquire) ||
             !atomic_load_explicit(&p->moving, memory_order_acquire))
             continue;
-        struct drain_ctx c = {&slots[i], p, p->ev.id_cs};
+        struct drain_ctx c = {registry_slot(i), p, p->ev.id_cs};
         perf_ring_drain(&p->ev.ring, on_record, &c, pe.scratch);
         count_bad(&p->ev.ring);
         slot_lock(p); /* the thread's stop may look at them */
@@ -1026,14 +1034,14 @@ static void drain_all(int final)
         slot_unlock(p);
     }
     if (cpus_ready) {
-        tm_build(slots);
-        drain_cpus(slots, cut);
+        tm_build();
+        drain_cpus(cut);
     }
     for (size_t i = registry_next_used(0); i < REGISTRY_SLOTS; i = registry_next_used(i + 1)) {
-        struct reg_slot *s = &slots[i];
+        struct reg_slot *s = registry_slot(i);
         uint32_t st = atomic_load(&s->state);
         if (st == REG_FREE) continue;
-        struct pslot *p = &pe.slots[i];
+        struct pslot *p = ps(i);
         int ready = atomic_load_explicit(&p->ready, memory_order_acquire);
         if (ready) {
             /* An inherited thread's records up to the cut are in; its own ring, all. */
@@ -1116,12 +1124,11 @@ static void *engine_main(void *arg)
     drain_all(1);
     /* Threads still registered: their CPU time so far. */
     registry_lock();
-    struct reg_slot *slots = registry_slots();
-    for (size_t i = registry_next_used(0); slots && i < REGISTRY_SLOTS;
+    for (size_t i = registry_next_used(0); i < REGISTRY_SLOTS;
          i = registry_next_used(i + 1))
-        if (atomic_load(&slots[i].state) == REG_ACTIVE &&
-            atomic_load_explicit(&pe.slots[i].ready, memory_order_acquire))
-            account_cpu(&slots[i], &pe.slots[i], thread_cpu_ns(slots[i].cpu_clock));
+        if (atomic_load(&registry_slot(i)->state) == REG_ACTIVE &&
+            atomic_load_explicit(&ps(i)->ready, memory_order_acquire))
+            account_cpu(registry_slot(i), ps(i), thread_cpu_ns(registry_slot(i)->cpu_clock));
     registry_unlock();
     maps_refresh_all();
     if (pe.cfg.on_stopped) pe.cfg.on_stopped();
@@ -1211,7 +1218,7 @@ static int cpus_open(void)
      * at start (the kernel clears their pages: the largest part of what a process of
      * a few ms pays, BENCHMARKS.md "Process trees"); with frame pointers (512-byte
      * samples) the switch records may be as many as the samples. */
-    size_t most = pe.cfi ? RING_PAGES_MAX_CFI : RING_PAGES_MAX;
+    size_t most = pe.ring_pages_most;
     size_t cpu_pages = pe.cfi ? pe.ring_pages : pe.ring_pages * 2;
     if (most > pe.cpu_ring_cap) most = pe.cpu_ring_cap; /* locked memory is limited */
     pe.cpu_ring_pages = cpu_pages < most ? cpu_pages : most;
@@ -1246,13 +1253,12 @@ static void cpus_enable(void)
 
 static void perf_free(void)
 {
-    rtmem_free(pe.slots, sizeof(struct pslot) * REGISTRY_SLOTS);
+    rtblocks_free(&pe_slots);
     rtmem_free(pe.scratch, PERF_RING_SCRATCH);
     rtmem_free(pe.tm_tid, TIDMAP * sizeof *pe.tm_tid);
     rtmem_free(pe.tm_slot, TIDMAP * sizeof *pe.tm_slot);
     rtmem_free(pe.read_buf, 2 * (size_t)STACK_READ);
     pe.read_buf = NULL;
-    pe.slots = NULL;
     pe.scratch = NULL;
     pe.tm_tid = NULL;
     pe.tm_slot = NULL;
@@ -1334,13 +1340,31 @@ static void perf_fit_budget(uint64_t budget, size_t *cpu_cap)
     *cpu_cap = pages;
 }
 
+/* The most data pages a ring may have: `most`, or under an address-space limit
+ * (RLIMIT_AS, which counts the rings' mappings) what keeps the rings of every CPU (two
+ * each) and of a few threads within a 64th of it. A smaller ring is drained as
+ * often; at high rates it may drop samples (counted), where a larger one would take
+ * room the program can use. */
+static size_t ring_pages_cap(size_t most)
+{
+    struct rlimit r;
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+    if (getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return most;
+    uint64_t rings = 2 * (uint64_t)(n > 0 ? n : 1) + 4;
+    uint64_t room = (uint64_t)r.rlim_cur / 64 / rings / (uint64_t)pe.page;
+    size_t cap = RING_PAGES_MIN;
+    while (cap * 2 <= room && cap * 2 <= most)
+        cap *= 2;
+    return cap;
+}
+
 static int perf_start(const struct engine_config *cfg)
 {
     /* The buffers stay mapped from one session to the next (every slot is not ready
      * between two): a new mapping per session was never unmapped, 3.3 MB of address
      * space a session. */
     struct perf_engine kept = {
-        .slots = pe.slots, .scratch = pe.scratch, .tm_tid = pe.tm_tid, .tm_slot = pe.tm_slot,
+        .scratch = pe.scratch, .tm_tid = pe.tm_tid, .tm_slot = pe.tm_slot,
         .read_buf = pe.read_buf};
     pe = kept;
     pe.epfd.fd = pe.wakefd.fd = -1;
@@ -1357,7 +1381,8 @@ static int perf_start(const struct engine_config *cfg)
      * copies) at this rate; past half of it, the ring wakes the engine thread. */
     uint64_t per = pe.cfi ? pe.copy_size + 128 : 512;
     uint64_t want = (uint64_t)cfg->hz * DRAIN_MS * 2 / 1000 * per / (uint64_t)pe.page;
-    size_t most = pe.cfi ? RING_PAGES_MAX_CFI : RING_PAGES_MAX;
+    size_t most = ring_pages_cap(pe.cfi ? RING_PAGES_MAX_CFI : RING_PAGES_MAX);
+    pe.ring_pages_most = most;
     pe.ring_pages = RING_PAGES_MIN;
     while (pe.ring_pages < want && pe.ring_pages < most)
         pe.ring_pages *= 2;
@@ -1382,11 +1407,10 @@ static int perf_start(const struct engine_config *cfg)
     int fd = perf_open(&a, 0, -1);
     pe.privileged = fd >= 0;
     if (fd >= 0) close(fd);
-    if (!pe.slots) pe.slots = rtmem_alloc(sizeof(struct pslot) * REGISTRY_SLOTS);
     if (!pe.scratch) pe.scratch = rtmem_alloc(PERF_RING_SCRATCH);
     if (!pe.tm_tid) pe.tm_tid = rtmem_alloc(TIDMAP * sizeof *pe.tm_tid);
     if (!pe.tm_slot) pe.tm_slot = rtmem_alloc(TIDMAP * sizeof *pe.tm_slot);
-    if (!pe.slots || !pe.scratch || !pe.tm_tid || !pe.tm_slot) {
+    if (registry_add_table(&pe_slots) != 0 || !pe.scratch || !pe.tm_tid || !pe.tm_slot) {
         perf_free();
         return -ENOMEM;
     }
@@ -1418,7 +1442,7 @@ static int perf_start(const struct engine_config *cfg)
 
 static int perf_thread_start(struct reg_slot *s)
 {
-    struct pslot *p = &pe.slots[registry_slot_index(s)];
+    struct pslot *p = ps(registry_slot_index(s));
     if (pe_covered == pe.gen) {
         p->ev.fd.fd = p->ev.fd_cs.fd = -1;
         p->ev.map = NULL;
@@ -1442,7 +1466,7 @@ static int perf_thread_start(struct reg_slot *s)
  * inherited thread's events stay until it exits; its records after now are dropped. */
 static void perf_thread_stop(struct reg_slot *s)
 {
-    struct pslot *p = &pe.slots[registry_slot_index(s)];
+    struct pslot *p = ps(registry_slot_index(s));
     if (!atomic_load_explicit(&p->ready, memory_order_acquire)) return;
     atomic_store(&p->cpu_end_ns, thread_cpu_ns(CLOCK_THREAD_CPUTIME_ID));
     slot_lock(p);
@@ -1467,7 +1491,7 @@ static void cpus_start_here(void)
     pe.cpus_tried = 1;
     if (cpus_open() != 0) return;
     struct reg_slot *s = registry_self();
-    struct pslot *p = s ? &pe.slots[registry_slot_index(s)] : NULL;
+    struct pslot *p = s ? ps(registry_slot_index(s)) : NULL;
     if (p && atomic_load_explicit(&p->ready, memory_order_acquire) && !p->inherited) {
         slot_lock(p);
         events_ioctl(&p->ev, PERF_EVENT_IOC_DISABLE);
@@ -1498,9 +1522,9 @@ static void perf_thread_created(uint32_t token)
 static void events_close_all(void)
 {
     for (size_t i = 0, hi = registry_slots_hi(); i < hi; i++)
-        if (atomic_load(&pe.slots[i].ready)) {
-            events_close(&pe.slots[i].ev);
-            atomic_store(&pe.slots[i].ready, 0);
+        if (atomic_load(&ps(i)->ready)) {
+            events_close(&ps(i)->ev);
+            atomic_store(&ps(i)->ready, 0);
         }
     cpus_close();
 }
@@ -1517,7 +1541,6 @@ static void perf_stop(void)
 /* Only this thread exists: the parent's rings are dropped unread. */
 static void perf_after_fork_child(void)
 {
-    if (!pe.slots) return;
     perf_close_fds(); /* the epoll set is the parent's too: closed before any slot */
     events_close_all();
     pe_covered = 0;
@@ -1639,9 +1662,9 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
     }
 
     for (size_t i = 0, hi = registry_slots_hi(); i < hi; i++)
-        if (atomic_load_explicit(&pe.slots[i].ready, memory_order_acquire)) {
-            rtfd_ok(&pe.slots[i].ev.fd);
-            rtfd_ok(&pe.slots[i].ev.fd_cs);
+        if (atomic_load_explicit(&ps(i)->ready, memory_order_acquire)) {
+            rtfd_ok(&ps(i)->ev.fd);
+            rtfd_ok(&ps(i)->ev.fd_cs);
         }
     const struct engine_stat all[] = {
         {"switch_stacks", (uint64_t)pe.privileged}, /* the kernel sampled each switch */

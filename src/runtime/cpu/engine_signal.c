@@ -49,6 +49,7 @@
 #include "runtime/maps.h"
 #include "runtime/interpose.h"
 #include "runtime/rtmem.h"
+#include "runtime/rtblocks.h"
 #include "runtime/rtstack.h"
 #include "runtime/cpu/sink.h"
 #include "runtime/unwind/unwind.h"
@@ -154,7 +155,16 @@ struct sig_ring {
     struct sig_entry e[SIG_RING];
 };
 
-static struct sig_ring *sig_rings; /* REGISTRY_SLOTS, mapped once, never unmapped */
+/* One ring per slot, mapped a block at a time as threads register (registry_add_table),
+ * never unmapped: a late handler may still write into one. */
+RTBLOCKS(sig_rings, struct sig_ring, REGISTRY_SLOTS, 64);
+
+/* The ring of slot i; NULL only for a slot no thread took while this engine ran.
+ * Async-signal-safe. */
+static struct sig_ring *sig_ring_of(size_t i)
+{
+    return rtblocks_at(&sig_rings, i);
+}
 static struct engine_config sig_cfg;
 static _Atomic int sig_running;  /* the handler records only while set */
 static _Atomic int sig_stopping; /* asks the sampler thread to finish */
@@ -213,7 +223,8 @@ static void sig_handler(int sig, siginfo_t *si, void *ucv)
     struct reg_slot *s = registry_self();
     int timer = si->si_code == SI_TIMER;
     if (s && atomic_load_explicit(&sig_running, memory_order_acquire)) {
-        struct sig_ring *r = &sig_rings[registry_slot_index(s)];
+        struct sig_ring *r = sig_ring_of(registry_slot_index(s));
+        if (!r) goto out;
         if (timer && sig_keep) { /* below the tick rate: one tick sample in tick/rate */
             r->thin_rng ^= r->thin_rng << 13;
             r->thin_rng ^= r->thin_rng >> 7;
@@ -329,10 +340,11 @@ static void sig_timer_delete(struct sig_ring *r)
 /* The step aside's hook: every armed timer disarmed. Async-signal-safe. */
 static void sig_timers_quiet(void)
 {
-    size_t hi = sig_rings ? registry_slots_hi() : 0;
+    size_t hi = registry_slots_hi();
     for (size_t i = 0; i < hi; i++) {
-        struct sig_ring *r = &sig_rings[i];
+        struct sig_ring *r = sig_ring_of(i);
         int e = SIG_T_ARMED;
+        if (!r) continue;
         if (!atomic_compare_exchange_strong(&r->tstate, &e, SIG_T_BUSY)) continue;
         struct itimerspec off;
         memset(&off, 0, sizeof off);
@@ -416,13 +428,13 @@ static void sig_send(struct reg_slot *s, struct sig_ring *r, uint64_t cpu_ns, ui
 
 /* The signals in flight were discarded (sigown_poll, sigown_discard): each thread's CPU
  * time they stood for goes back to its next sample. */
-static void sig_forget_in_flight(struct reg_slot *slots)
+static void sig_forget_in_flight(void)
 {
-    for (size_t i = registry_next_used(0); slots && i < REGISTRY_SLOTS;
-         i = registry_next_used(i + 1)) {
-        struct sig_ring *r = &sig_rings[i];
-        if (!atomic_exchange(&r->pending, 0)) continue;
-        if (slots[i].cpu_last_ns >= r->sig_cpu) slots[i].cpu_last_ns -= r->sig_cpu;
+    for (size_t i = registry_next_used(0); i < REGISTRY_SLOTS; i = registry_next_used(i + 1)) {
+        struct sig_ring *r = sig_ring_of(i);
+        struct reg_slot *s = registry_slot(i);
+        if (!r || !atomic_exchange(&r->pending, 0)) continue;
+        if (s->cpu_last_ns >= r->sig_cpu) s->cpu_last_ns -= r->sig_cpu;
         r->owed = r->stuck = 0;
     }
 }
@@ -617,14 +629,12 @@ static void sig_tick_timed(struct reg_slot *s, struct sig_ring *r, uint64_t now,
 static void sig_tick(uint64_t now)
 {
     registry_lock();
-    struct reg_slot *slots = registry_slots();
-    if (sigown_poll()) sig_forget_in_flight(slots); /* the program took the signal */
-    for (size_t i = registry_next_used(0); slots && i < REGISTRY_SLOTS;
-         i = registry_next_used(i + 1)) {
-        struct reg_slot *s = &slots[i];
+    if (sigown_poll()) sig_forget_in_flight(); /* the program took the signal */
+    for (size_t i = registry_next_used(0); i < REGISTRY_SLOTS; i = registry_next_used(i + 1)) {
+        struct reg_slot *s = registry_slot(i);
         uint32_t st = atomic_load(&s->state);
-        if (st == REG_FREE) continue;
-        struct sig_ring *r = &sig_rings[i];
+        struct sig_ring *r = sig_ring_of(i);
+        if (st == REG_FREE || !r) continue;
         unsigned timed = sig_drain(s, r);
         if (st == REG_DRAINING) {
             sig_timer_delete(r);
@@ -660,7 +670,7 @@ static void sig_tick(uint64_t now)
              * again while it blocks it. */
             if (moved && ++r->stuck >= SIG_STUCK_TICKS && sig_blocks(s->tid, sigown_current())) {
                 sig_mark_masked(r);
-                sig_forget_in_flight(slots);
+                sig_forget_in_flight();
                 sig_cpu_unsampled += cpu - s->cpu_last_ns;
                 s->cpu_last_ns = cpu;
                 continue;
@@ -706,23 +716,26 @@ static void sig_final_drain(void)
     for (;;) {
         int busy = 0;
         registry_lock();
-        struct reg_slot *slots = registry_slots();
-        for (size_t i = registry_next_used(0); slots && i < REGISTRY_SLOTS;
-             i = registry_next_used(i + 1)) {
-            if (atomic_load(&slots[i].state) == REG_FREE) continue;
-            sig_drain(&slots[i], &sig_rings[i]);
-            busy |=
-                atomic_load(&sig_rings[i].pending) && atomic_load(&slots[i].state) == REG_ACTIVE;
+        for (size_t i = registry_next_used(0); i < REGISTRY_SLOTS; i = registry_next_used(i + 1)) {
+            struct reg_slot *s = registry_slot(i);
+            struct sig_ring *r = sig_ring_of(i);
+            if (atomic_load(&s->state) == REG_FREE || !r) continue;
+            sig_drain(s, r);
+            busy |= atomic_load(&r->pending) && atomic_load(&s->state) == REG_ACTIVE;
         }
         if (!busy || rt_clock_ns(CLOCK_MONOTONIC) > deadline) {
             for (size_t i = 0; i < registry_slots_hi(); i++)
-                sig_timer_delete(&sig_rings[i]);
-            for (size_t i = registry_next_used(0); slots && i < REGISTRY_SLOTS;
-                 i = registry_next_used(i + 1))
-                if (atomic_load(&slots[i].state) == REG_ACTIVE)
-                    sig_account(&slots[i], &sig_rings[i], rt_clock_ns(slots[i].cpu_clock));
-                else if (atomic_load(&slots[i].state) == REG_DRAINING)
-                    sig_account(&slots[i], &sig_rings[i], atomic_load(&sig_rings[i].cpu_end));
+                if (sig_ring_of(i)) sig_timer_delete(sig_ring_of(i));
+            for (size_t i = registry_next_used(0); i < REGISTRY_SLOTS;
+                 i = registry_next_used(i + 1)) {
+                struct reg_slot *s = registry_slot(i);
+                struct sig_ring *r = sig_ring_of(i);
+                if (!r) continue;
+                if (atomic_load(&s->state) == REG_ACTIVE)
+                    sig_account(s, r, rt_clock_ns(s->cpu_clock));
+                else if (atomic_load(&s->state) == REG_DRAINING)
+                    sig_account(s, r, atomic_load(&r->cpu_end));
+            }
             registry_unlock();
             break;
         }
@@ -851,13 +864,13 @@ static int sig_check(const char **why)
  * (zero), and left untouched: 1024 rings are thousands of pages. */
 static void sig_rings_clear(void)
 {
-    memset(sig_rings, 0, sizeof(struct sig_ring) * registry_slots_hi());
+    rtblocks_clear(&sig_rings, registry_slots_hi());
 }
 
 static int sig_start(const struct engine_config *cfg)
 {
-    if (!sig_rings && !(sig_rings = rtmem_alloc(sizeof(struct sig_ring) * REGISTRY_SLOTS)))
-        return -ENOMEM;
+    int added = registry_add_table(&sig_rings);
+    if (added < 0) return added;
     if (!sig_alt_key_made && pthread_key_create(&sig_alt_key, sig_alt_at_exit) == 0) {
         sig_alt_key_made = 1;
         pthread_atfork(NULL, NULL, sig_alt_after_fork_child);
@@ -901,7 +914,8 @@ static void sig_stop(void)
 
 static int sig_thread_start(struct reg_slot *s)
 {
-    struct sig_ring *r = &sig_rings[registry_slot_index(s)];
+    struct sig_ring *r = sig_ring_of(registry_slot_index(s));
+    if (!r) return -ENOMEM;
     atomic_store(&r->pending, 0);
     r->owed = r->stuck = r->masked = r->masked_seen = r->timer_failed = r->silent = 0;
     r->cpu_acc = r->timed_n = r->wait_credit = 0;
@@ -921,7 +935,8 @@ static int sig_thread_start(struct reg_slot *s)
 /* The sampler drains the ring before it frees the slot. */
 static void sig_thread_stop(struct reg_slot *s)
 {
-    struct sig_ring *r = &sig_rings[registry_slot_index(s)];
+    struct sig_ring *r = sig_ring_of(registry_slot_index(s));
+    if (!r) return;
     sig_timer_delete(r); /* it runs on, unregistered: no more ticks of it */
     atomic_store(&r->cpu_end, rt_clock_ns(CLOCK_THREAD_CPUTIME_ID));
     sig_alt_off(s->tid);
@@ -932,7 +947,7 @@ static void sig_thread_stop(struct reg_slot *s)
 static void sig_after_fork_child(void)
 {
     atomic_store(&sig_running, 0);
-    if (sig_rings) sig_rings_clear();
+    sig_rings_clear();
 }
 
 static unsigned sig_rate(void)

@@ -3,8 +3,8 @@
  * Signal handlers: nothing here (registry_self() is inline in the header).
  * Inside malloc: nothing. */
 #include "runtime/cpu/registry.h"
+#include "runtime/rtblocks.h"
 #include "runtime/rtfd.h"
-#include "runtime/rtmem.h"
 #include "runtime/rtclock.h"
 
 #include <errno.h>
@@ -20,12 +20,20 @@
 __thread struct reg_slot *registry_self_slot __attribute__((tls_model("initial-exec")));
 __thread uint32_t registry_self_gen __attribute__((tls_model("initial-exec")));
 
-/* Rules: reg_slots and reg_threads are NULL while closed. reg_nthreads only grows
- * within a session and never past REGISTRY_THREADS_MAX; the last record is shared by
- * every registration past the limit. */
+/* Rules: a slot's block, and the block of its slot in every added table, are mapped
+ * before the slot first leaves FREE; the slots' blocks are never unmapped (a late
+ * signal handler may read one). A record's block is mapped before reg_nthreads
+ * counts it; the records are unmapped when the registry closes. reg_nthreads only
+ * grows within a session and never past REGISTRY_THREADS_MAX; the last record is
+ * shared by every registration past the limit. */
+#define REG_BLOCK 64             /* slots a block: 6.5 KB of slots, and the engines' */
+#define REG_RECORDS_BLOCK 1024   /* thread records a block: 64 KB */
+#define REG_TABLES_MAX 4         /* tables added by the engines */
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct reg_slot *reg_slots;     /* REGISTRY_SLOTS */
-static struct reg_thread *reg_threads; /* REGISTRY_THREADS_MAX */
+RTBLOCKS(reg_slots, struct reg_slot, REGISTRY_SLOTS, REG_BLOCK);
+RTBLOCKS(reg_threads, struct reg_thread, REGISTRY_THREADS_MAX, REG_RECORDS_BLOCK);
+static struct rtblocks *reg_tables[REG_TABLES_MAX]; /* registry_add_table's */
+static size_t reg_ntables;
 static _Atomic size_t reg_nthreads;    /* records handed out */
 static uint64_t reg_past_limit;        /* see registry_threads_past_limit() */
 static uint64_t reg_past_slots;        /* see registry_live_past_limit() */
@@ -39,8 +47,13 @@ static uint64_t reg_used[REGISTRY_SLOTS / 64];
  * 1024 slots spans hundreds of pages in each). */
 static _Atomic size_t reg_slots_hi;
 
-#define REG_SLOTS_BYTES (sizeof(struct reg_slot) * REGISTRY_SLOTS)
-#define REG_THREADS_BYTES (sizeof(struct reg_thread) * REGISTRY_THREADS_MAX)
+_Static_assert(REGISTRY_SLOTS % REG_BLOCK == 0, "whole blocks of slots");
+_Static_assert(REGISTRY_THREADS_MAX % REG_RECORDS_BLOCK == 0, "whole blocks of records");
+
+static struct reg_thread *reg_record(size_t i)
+{
+    return rtblocks_at(&reg_threads, i);
+}
 
 /* The thread records' claim (the count and the record it publishes): under reg_mu
  * for a registration, alone for a fiber's record, which the engine thread adds while
@@ -69,9 +82,11 @@ static void reg_leave(const sigset_t *old)
 static void reg_invalidate_all(void)
 {
     size_t hi = atomic_load(&reg_slots_hi);
-    for (size_t i = 0; reg_slots && i < hi; i++) {
-        atomic_fetch_add(&reg_slots[i].gen, 1);
-        atomic_store(&reg_slots[i].state, REG_FREE);
+    for (size_t i = 0; i < hi; i++) {
+        struct reg_slot *s = registry_slot(i);
+        if (!s) continue;
+        atomic_fetch_add(&s->gen, 1);
+        atomic_store(&s->state, REG_FREE);
     }
     memset(reg_used, 0, sizeof reg_used);
     reg_live = 0;
@@ -82,9 +97,7 @@ int registry_open(void)
     sigset_t old;
     reg_enter(&old);
     int r = 0;
-    if (!reg_slots) reg_slots = rtmem_alloc(REG_SLOTS_BYTES);
-    if (!reg_threads) reg_threads = rtmem_alloc(REG_THREADS_BYTES);
-    if (!reg_slots || !reg_threads) r = -ENOMEM;
+    reg_ntables = 0;
     reg_invalidate_all();
     atomic_store(&reg_nthreads, 0);
     reg_past_limit = reg_past_slots = 0;
@@ -94,15 +107,28 @@ int registry_open(void)
     return r;
 }
 
+int registry_add_table(struct rtblocks *t)
+{
+    sigset_t old;
+    reg_enter(&old);
+    int r = reg_ntables < REG_TABLES_MAX ? 0 : -ENOSPC;
+    for (size_t i = 0; i < reg_ntables; i++)
+        if (reg_tables[i] == t) r = -EEXIST;
+    if (r == 0) reg_tables[reg_ntables++] = t;
+    for (size_t i = 0, hi = atomic_load(&reg_slots_hi); r >= 0 && i < hi; i += REG_BLOCK)
+        if (registry_slot(i)) r = rtblocks_ensure(t, i);
+    reg_leave(&old);
+    return r == -EEXIST ? 0 : r;
+}
+
 void registry_close(void)
 {
     sigset_t old;
     reg_enter(&old);
     reg_invalidate_all();
     reg_open = 0;
-    rtmem_free(reg_threads, REG_THREADS_BYTES);
-    reg_threads = NULL;
     atomic_store(&reg_nthreads, 0);
+    rtblocks_free(&reg_threads);
     reg_leave(&old);
 }
 
@@ -127,7 +153,7 @@ static int reg_unregister_locked(void)
     if (!reg_open || !s || atomic_load(&s->gen) != registry_self_gen ||
         atomic_load(&s->state) != REG_ACTIVE)
         return -ENOENT;
-    if (s->thread_index < REGISTRY_THREADS_MAX - 1) reg_self_name(&reg_threads[s->thread_index]);
+    if (s->thread_index < REGISTRY_THREADS_MAX - 1) reg_self_name(reg_record(s->thread_index));
     atomic_fetch_add(&s->gen, 1);
     atomic_store(&s->state, REG_DRAINING);
     registry_self_slot = NULL;
@@ -144,22 +170,31 @@ struct reg_slot *registry_register(int64_t fiber, const char *label, uint64_t lo
     /* The lowest free slot: the slots in use stay packed at the array's start, so
      * that a program making and ending threads all its life touches as many slots as
      * it ever ran threads at once, not all of them. */
-    for (size_t w = 0; w < REGISTRY_SLOTS / 64 && !s; w++)
-        if (~reg_used[w]) s = &reg_slots[w * 64 + (size_t)__builtin_ctzll(~reg_used[w])];
-    if (!s) {
-        reg_past_slots++;
-        goto out;
-    }
+    size_t si = REGISTRY_SLOTS;
+    for (size_t w = 0; w < REGISTRY_SLOTS / 64 && si == REGISTRY_SLOTS; w++)
+        if (~reg_used[w]) si = w * 64 + (size_t)__builtin_ctzll(~reg_used[w]);
+    /* Its block, and the engines' blocks of it, mapped before it is used. */
+    int mapped = si < REGISTRY_SLOTS && rtblocks_ensure(&reg_slots, si) == 0;
+    for (size_t k = 0; mapped && k < reg_ntables; k++)
+        mapped = rtblocks_ensure(reg_tables[k], si) == 0;
     pthread_mutex_lock(&reg_rec_mu);
     size_t ti = atomic_load(&reg_nthreads);
-    if (ti >= REGISTRY_THREADS_MAX - 1) {
-        ti = REGISTRY_THREADS_MAX - 1;
+    if (ti >= REGISTRY_THREADS_MAX - 1) ti = REGISTRY_THREADS_MAX - 1;
+    if (mapped) mapped = rtblocks_ensure(&reg_threads, ti) == 0;
+    struct reg_thread *t = mapped ? reg_record(ti) : NULL;
+    s = mapped ? registry_slot(si) : NULL;
+    if (!s || !t) { /* no memory for its blocks */
+        pthread_mutex_unlock(&reg_rec_mu);
+        reg_past_slots++;
+        s = NULL;
+        goto out;
+    }
+    s->index = (uint32_t)si;
+    if (ti == REGISTRY_THREADS_MAX - 1) {
         reg_past_limit++;
-        struct reg_thread *o = &reg_threads[ti];
-        o->fiber = -1;
-        reg_copy(o->label, sizeof(o->label), "(other threads)");
+        t->fiber = -1;
+        reg_copy(t->label, sizeof(t->label), "(other threads)");
     } else {
-        struct reg_thread *t = &reg_threads[ti];
         memset(t, 0, sizeof(*t));
         t->fiber = fiber;
         t->tid = (pid_t)syscall(SYS_gettid);
@@ -182,7 +217,6 @@ struct reg_slot *registry_register(int64_t fiber, const char *label, uint64_t lo
     memset(s->wait_key, 0, sizeof(s->wait_key));
     uint32_t gen = atomic_fetch_add(&s->gen, 1) + 1;
     atomic_store(&s->state, REG_ACTIVE);
-    size_t si = registry_slot_index(s);
     reg_used[si / 64] |= 1ull << (si % 64);
     if (++reg_live > reg_live_max) reg_live_max = reg_live;
     if (si >= atomic_load(&reg_slots_hi)) atomic_store(&reg_slots_hi, si + 1);
@@ -198,8 +232,10 @@ long registry_thread_add(pid_t tid, int64_t fiber, const char *label)
     pthread_mutex_lock(&reg_rec_mu);
     long rc = -ENOSPC;
     size_t ti = atomic_load(&reg_nthreads);
-    if (reg_open && reg_threads && ti < REGISTRY_THREADS_MAX - 1) {
-        struct reg_thread *t = &reg_threads[ti];
+    struct reg_thread *t = NULL;
+    if (reg_open && ti < REGISTRY_THREADS_MAX - 1 && rtblocks_ensure(&reg_threads, ti) == 0)
+        t = reg_record(ti);
+    if (t) {
         memset(t, 0, sizeof(*t));
         t->fiber = fiber;
         t->tid = tid;
@@ -231,7 +267,7 @@ void registry_release(struct reg_slot *s)
 
 size_t registry_next_used(size_t i)
 {
-    while (i < REGISTRY_SLOTS) {
+    while (i < REGISTRY_SLOTS) { /* a bit is set only for a mapped slot */
         uint64_t w = reg_used[i / 64] >> (i % 64);
         if (w) return i + (size_t)__builtin_ctzll(w);
         i = (i / 64 + 1) * 64;
@@ -254,14 +290,9 @@ void registry_unlock(void)
     pthread_mutex_unlock(&reg_mu);
 }
 
-struct reg_slot *registry_slots(void)
+struct reg_slot *registry_slot(size_t i)
 {
-    return reg_slots;
-}
-
-size_t registry_slot_index(const struct reg_slot *s)
-{
-    return (size_t)(s - reg_slots);
+    return rtblocks_at(&reg_slots, i);
 }
 
 size_t registry_thread_count(void)
@@ -272,7 +303,7 @@ size_t registry_thread_count(void)
 
 struct reg_thread *registry_thread(size_t i)
 {
-    return reg_threads && i < REGISTRY_THREADS_MAX ? &reg_threads[i] : NULL;
+    return reg_record(i);
 }
 
 uint64_t registry_threads_past_limit(void)
@@ -321,8 +352,8 @@ void registry_forget_after_fork(void)
     reg_rec_mu = fresh;
     reg_invalidate_all();
     reg_open = 0;
-    rtmem_free(reg_threads, REG_THREADS_BYTES);
-    reg_threads = NULL;
+    reg_ntables = 0;
+    rtblocks_free(&reg_threads);
     registry_self_slot = NULL;
     atomic_store(&reg_nthreads, 0);
 }

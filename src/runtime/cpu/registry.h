@@ -1,5 +1,8 @@
-/* registry — the threads the CPU profiler samples: a fixed table of slots, and the
- * table of thread records (one per registration) that the raw file's `threads` lists.
+/* registry — the threads the CPU profiler samples: a table of slots, and the table of
+ * thread records (one per registration) that the raw file's `threads` lists. Both are
+ * mapped a block at a time as threads register (rtblocks.h), and so are the engines'
+ * per-slot tables (registry_add_table): a program of a few threads pays for a block of
+ * each, not for 16,384 threads.
  *
  * Slot life: FREE -> ACTIVE (registry_register, on the thread itself) -> DRAINING
  * (registry_unregister, on the thread itself, or its exit) -> FREE (registry_release,
@@ -32,6 +35,7 @@ struct reg_slot {
     _Atomic uint32_t state; /* enum reg_state */
     _Atomic uint32_t gen;   /* registrations and unregistrations so far */
     pid_t tid;              /* kernel thread id */
+    uint32_t index;         /* this slot's number (the engines' tables' index) */
     uint32_t thread_index;  /* row of the threads table (raw file's thread_index) */
     uint64_t stack_lo;      /* stack bounds [lo, hi) taken at registration */
     uint64_t stack_hi;
@@ -71,8 +75,16 @@ static inline struct reg_slot *registry_self(void)
     return NULL;
 }
 
-/* Sets up empty tables (mmap'd). 0 or -errno. */
+/* Sets up empty tables (mapped as threads register). Forgets the tables added
+ * by registry_add_table. 0 or -errno. */
 int registry_open(void);
+/* An engine's table of one entry per slot: from now until the next registry_open,
+ * every registration first maps the block of its slot in it (a registration that
+ * cannot is refused and counted as past the limit), so that the entry of any slot
+ * that is not FREE is mapped. The blocks of slots used before are mapped now.
+ * 0 or -ENOMEM. */
+struct rtblocks;
+int registry_add_table(struct rtblocks *t);
 /* Forgets every registration (threads' TLS goes stale) and the thread records. */
 void registry_close(void);
 
@@ -87,9 +99,13 @@ void registry_release(struct reg_slot *s);
 
 void registry_lock(void);
 void registry_unlock(void);
-/* The slot array (REGISTRY_SLOTS entries); walk it with the registry locked. */
-struct reg_slot *registry_slots(void);
-size_t registry_slot_index(const struct reg_slot *s);
+/* Slot i (below REGISTRY_SLOTS), or NULL when its block was never mapped (no thread
+ * ever took a slot of it); walk the slots with the registry locked. */
+struct reg_slot *registry_slot(size_t i);
+static inline size_t registry_slot_index(const struct reg_slot *s)
+{
+    return s->index;
+}
 /* With the registry locked: the first slot index >= i that is not FREE, or
  * REGISTRY_SLOTS. Walk: for (i = registry_next_used(0); i < REGISTRY_SLOTS;
  * i = registry_next_used(i + 1)). */

@@ -153,11 +153,12 @@ static int prof_write(const char *path, const struct rawjson_meta *m)
 static void prof_on_stopped(void)
 {
     registry_lock();
-    struct reg_slot *slots = registry_slots();
-    for (size_t i = registry_next_used(0); slots && i < REGISTRY_SLOTS;
-         i = registry_next_used(i + 1)) /* names of threads still alive */
-        if (atomic_load(&slots[i].state) == REG_ACTIVE)
-            registry_read_name(registry_thread(slots[i].thread_index));
+    for (size_t i = registry_next_used(0); i < REGISTRY_SLOTS;
+         i = registry_next_used(i + 1)) { /* names of threads still alive */
+        struct reg_slot *s = registry_slot(i);
+        struct reg_thread *t = s ? registry_thread(s->thread_index) : NULL;
+        if (t && atomic_load(&s->state) == REG_ACTIVE) registry_read_name(t);
+    }
     registry_unlock();
     if (!prof.write_path) {
         prof.write_result = 0;

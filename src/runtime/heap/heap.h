@@ -222,6 +222,9 @@ static inline struct heap_block *heap_block_of(void *p)
 }
 
 int heap_region_init(void);
+/* The share of the program's address-space limit (RLIMIT_AS) the heap profiler may
+ * reserve for one of its mappings (a 64th), or 0 when there is no limit. */
+size_t heap_as_share(void);
 /* A block of `size` bytes aligned to `align` (a power of two), or NULL. */
 void *heap_region_alloc(size_t size, size_t align);
 void heap_region_release(void *p);

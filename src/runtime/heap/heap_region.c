@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define REGION_CLASSES 48
@@ -48,13 +49,33 @@ static void *region_hint(void)
 #endif
 }
 
+size_t heap_as_share(void)
+{
+    struct rlimit r;
+    int saved = errno;
+    int rc = getrlimit(RLIMIT_AS, &r);
+    errno = saved;
+    return rc == 0 && r.rlim_cur != RLIM_INFINITY ? (size_t)r.rlim_cur / 64 : 0;
+}
+
 int heap_region_init(void)
 {
     if (__atomic_load_n(&heap_region_span, __ATOMIC_ACQUIRE)) return 0;
     int saved = errno, rc = -ENOMEM;
     heap_mutex_lock(&region_lock);
     if (heap_region_span) rc = 0;
-    for (int shift = 36; rc && shift >= 30; shift -= 2) { /* 64 GiB down to 1 GiB */
+    /* 64 GiB down to 1 GiB; under an address-space limit (RLIMIT_AS counts a PROT_NONE
+     * reservation as any other mapping) a 64th of it, at least 1 MiB: what the program
+     * could have mapped itself. A sampled block that finds no room is served by the
+     * program's allocator and counted as lost. */
+    int top = 36, bottom = 30;
+    size_t share = heap_as_share();
+    if (share) {
+        for (top = 20; top < 36 && ((size_t)2 << top) <= share; top++)
+            ;
+        bottom = top;
+    }
+    for (int shift = top; rc && shift >= bottom; shift -= 2) {
         size_t span = (size_t)1 << shift;
         void *p = mmap(region_hint(), span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                        -1, 0);

@@ -15,6 +15,8 @@
 static const struct heap_limits heap_limits_max = {
     .stacks = 65536, .words = 1048576, .strings = 32768, .string_bytes = 1048576};
 
+static size_t heap_table_bytes(const struct heap_limits *max);
+
 static uint32_t heap_env_limit(const char *name, uint32_t max)
 {
     const char *v = getenv(name);
@@ -31,6 +33,15 @@ void heap_limits_from_env(struct heap_limits *l)
     l->stacks = heap_env_limit("KESTREL_HEAP_MAX_STACKS", l->stacks);
     l->words = heap_env_limit("KESTREL_HEAP_MAX_STACK_WORDS", l->words);
     l->strings = heap_env_limit("KESTREL_HEAP_MAX_STRINGS", l->strings);
+    /* Under an address-space limit the tables' mapping (13.8 MiB at the limits above)
+     * takes at most its share (heap_as_share): every limit divided alike. */
+    size_t share = heap_as_share();
+    for (unsigned k = 0; share && k < 10 && heap_table_bytes(l) > share; k++) {
+        l->stacks /= 2;
+        l->words /= 2;
+        l->strings /= 2;
+        l->string_bytes /= 2;
+    }
     if (l->strings < 2) l->strings = 2; /* "(truncated)" and one name */
 }
 
@@ -53,23 +64,37 @@ static uint64_t heap_mix(uint64_t h, uint64_t w)
     return h ^ (h >> 29);
 }
 
+/* The tables' parts, page-rounded, for the limits `max`; returns their total. */
+static size_t heap_table_parts(const struct heap_limits *max, size_t sz[6])
+{
+    uint32_t bucket_mask = heap_pow2_above(max->stacks) - 1;
+    uint32_t string_mask = heap_pow2_above(max->strings) - 1;
+    sz[0] = heap_page_round(((size_t)max->stacks + 1) * sizeof(struct heap_bucket));
+    sz[1] = heap_page_round(((size_t)bucket_mask + 1) * sizeof(uint32_t));
+    sz[2] = heap_page_round((size_t)max->words * sizeof(uintptr_t));
+    sz[3] = heap_page_round((size_t)max->strings * sizeof(struct heap_string));
+    sz[4] = heap_page_round(((size_t)string_mask + 1) * sizeof(uint32_t));
+    sz[5] = heap_page_round(max->string_bytes);
+    size_t total = 0;
+    for (int i = 0; i < 6; i++)
+        total += sz[i];
+    return total;
+}
+
+static size_t heap_table_bytes(const struct heap_limits *max)
+{
+    size_t sz[6];
+    return heap_table_parts(max, sz);
+}
+
 int heap_table_init(struct heap_table *tb, const struct heap_limits *max)
 {
     memset(tb, 0, sizeof *tb);
     tb->max = *max;
     tb->bucket_mask = heap_pow2_above(max->stacks) - 1;
     tb->string_mask = heap_pow2_above(max->strings) - 1;
-    size_t sz[6] = {
-        heap_page_round(((size_t)max->stacks + 1) * sizeof(struct heap_bucket)),
-        heap_page_round(((size_t)tb->bucket_mask + 1) * sizeof(uint32_t)),
-        heap_page_round((size_t)max->words * sizeof(uintptr_t)),
-        heap_page_round((size_t)max->strings * sizeof(struct heap_string)),
-        heap_page_round(((size_t)tb->string_mask + 1) * sizeof(uint32_t)),
-        heap_page_round(max->string_bytes),
-    };
-    size_t total = 0;
-    for (int i = 0; i < 6; i++)
-        total += sz[i];
+    size_t sz[6];
+    size_t total = heap_table_parts(max, sz);
     char *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
     if (m == MAP_FAILED) return -12; /* ENOMEM */

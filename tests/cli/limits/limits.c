@@ -1,6 +1,6 @@
 /* What a program can have under its limits: 4 threads made (8 MiB stacks), then MiB
- * blocks allocated until malloc fails (at most 1024), then /dev/null opened until open
- * fails; everything given back before it prints "threads=T mib=M files=F" and exits, so
+ * blocks allocated until malloc fails (at most 1024, or argv[1]), then /dev/null
+ * opened until open fails; everything given back before it prints "threads=T mib=M files=F" and exits, so
  * that a profiler may write its file at the end. */
 #include <fcntl.h>
 #include <pthread.h>
@@ -15,15 +15,16 @@ static void *idle(void *a)
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     int threads = 0, mib = 0, files = 0, fds[65536];
+    int most = argc > 1 ? atoi(argv[1]) : 1024;
     pthread_t t[4];
     for (int i = 0; i < 4; i++)
         if (pthread_create(&t[i], NULL, idle, NULL) == 0) threads++;
         else t[i] = 0;
     static void *blocks[1024];
-    while (mib < 1024 && (blocks[mib] = malloc(1 << 20)))
+    while (mib < most && mib < 1024 && (blocks[mib] = malloc(1 << 20)))
         mib++;
     for (int i = 0; i < mib; i++)
         free(blocks[i]);
