@@ -536,11 +536,76 @@ static int tree_has_profiles(const char *dir)
     if (!d) return 0;
     struct dirent *de;
     int found = 0;
-    while (!found && (de = readdir(d)))
-        found = de->d_name[0] >= '0' && de->d_name[0] <= '9' && strstr(de->d_name, ".raw.json") &&
-                !strstr(de->d_name, ".tmp.");
+    while (!found && (de = readdir(d))) {
+        const char *raw = strstr(de->d_name, ".raw.json");
+        found = de->d_name[0] >= '0' && de->d_name[0] <= '9' && raw &&
+                (!raw[9] || !strncmp(raw + 9, ".exec", 5)) && !strstr(de->d_name, ".tmp.");
+    }
     closedir(d);
     return found;
+}
+
+/* A process of the tree that left no profile, from its note (<pid>.raw.json.noprofile:
+ * the program's name, a tab, the reason). */
+struct record_note {
+    long long pid;
+    char *text; /* "name\treason" */
+};
+
+static int note_cmp(const void *a, const void *b)
+{
+    long long x = ((const struct record_note *)a)->pid, y = ((const struct record_note *)b)->pid;
+    return x < y ? -1 : x > y;
+}
+
+#define RECORD_NOTES_SHOWN 50
+
+/* Lists every process of the tree that left a note in dir, by pid: its name and why it
+ * left no profile (a static or set-user-ID program a process exec'd). Returns how
+ * many. */
+static size_t record_list_unprofiled(const char *dir, FILE *out)
+{
+    DIR *d = dir ? opendir(dir) : NULL;
+    if (!d) return 0;
+    struct record_note *notes = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t digits = strspn(de->d_name, "0123456789");
+        if (!digits || strcmp(de->d_name + digits, ".raw.json.noprofile")) continue;
+        char *path = cat(dir, "/"), *full = path ? cat(path, de->d_name) : NULL;
+        free(path);
+        FILE *f = full ? fopen(full, "r") : NULL;
+        free(full);
+        char line[1024] = "";
+        if (f) {
+            if (!fgets(line, sizeof line, f)) line[0] = 0;
+            fclose(f);
+        }
+        line[strcspn(line, "\n")] = 0;
+        if (!strchr(line, '\t')) continue; /* not one the runtime wrote whole */
+        if (n == cap) {
+            struct record_note *g = realloc(notes, (cap = cap ? 2 * cap : 8) * sizeof *g);
+            if (!g) break;
+            notes = g;
+        }
+        notes[n].pid = atoll(de->d_name);
+        if (!(notes[n].text = strdup(line))) break;
+        n++;
+    }
+    closedir(d);
+    qsort(notes, n, sizeof *notes, note_cmp);
+    if (n) fprintf(out, "\nprocesses that left no profile (%zu):\n", n);
+    for (size_t i = 0; i < n; i++) {
+        char *tab = strchr(notes[i].text, '\t');
+        *tab = 0;
+        if (i < RECORD_NOTES_SHOWN)
+            fprintf(out, "  %s (pid %lld): %s\n", notes[i].text, notes[i].pid, tab + 1);
+        free(notes[i].text);
+    }
+    if (n > RECORD_NOTES_SHOWN) fprintf(out, "  and %zu more\n", n - RECORD_NOTES_SHOWN);
+    free(notes);
+    return n;
 }
 
 /* Whether any process of the tree left a heap profile in dir. */
@@ -634,6 +699,8 @@ static int analyse_run(const struct record_options *o, const char *stem,
         if (analyse(tree ? r->raw_dir : heap, tree, r->heap_stem, o, out, out_name)) failed = 1;
     }
     free(heap);
+    /* The processes that left none, where the report is, else on stderr. */
+    record_list_unprofiled(r->raw_dir, out ? out : stderr);
     if (out && out != stderr && fclose(out)) {
         fprintf(stderr, "kestrel: %s: %s\n", out_name, strerror(errno));
         failed = 1;

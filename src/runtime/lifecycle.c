@@ -25,6 +25,7 @@
 #include "runtime/rtmem.h"
 #include "runtime/cpu/sigown.h"
 #include "runtime/sigwrap.h"
+#include "runtime/unentered.h"
 #include "runtime/heap/heap_guard.h"
 
 #include <errno.h>
@@ -507,14 +508,29 @@ static int lc_exec_doomed(int dirfd, const char *file, int search)
     return doomed;
 }
 
+/* What is exec'd, for the clients' note on a program the runtime cannot enter. */
+struct lc_target {
+    int dirfd;
+    const char *file; /* NULL: not known (fexecve) */
+    int search;       /* looked up in PATH */
+};
+
 /* Called before every exec: flushes (unless this is a vfork child, which shares
- * our memory, or the exec is doomed) and returns the environment the new image gets. */
-static char **lc_before_exec(char *const envp[], struct lc_env *e, int doomed)
+ * our memory, or the exec is doomed) and returns the environment the new image gets.
+ * A target the runtime cannot enter is told to the clients first. */
+static char **lc_before_exec(char *const envp[], struct lc_env *e, int doomed,
+                             const struct lc_target *t)
 {
     e->env = NULL;
     e->flushed = 0;
     if (atomic_load(&lc_nclients) == 0 || lifecycle_pid() != lc_sys_getpid() || doomed)
         return (char **)envp;
+    char path[4096];
+    const char *why = t->file ? unentered_why(t->dirfd, t->file, t->search, path, sizeof path)
+                              : NULL;
+    int n = atomic_load(&lc_nclients);
+    for (int i = 0; why && i < n; i++)
+        if (lc_clients[i]->exec_unentered) lc_clients[i]->exec_unentered(path, why);
     lc_flush_all(LIFECYCLE_EXEC, 0);
     e->flushed = 1;
     return lc_env_next(envp, e);
@@ -541,7 +557,8 @@ extern char **environ;
 KESTREL_INTERPOSE int execve(const char *path, char *const argv[], char *const envp[])
 {
     struct lc_env e;
-    char **env = lc_before_exec(envp, &e, lc_exec_doomed(AT_FDCWD, path, 0));
+    struct lc_target t = {AT_FDCWD, path, 0};
+    char **env = lc_before_exec(envp, &e, lc_exec_doomed(AT_FDCWD, path, 0), &t);
     REAL(execve)(path, argv, env);
     return lc_after_failed_exec(&e);
 }
@@ -554,7 +571,8 @@ KESTREL_INTERPOSE int execv(const char *path, char *const argv[])
 KESTREL_INTERPOSE int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     struct lc_env e;
-    char **env = lc_before_exec(envp, &e, lc_exec_doomed(AT_FDCWD, file, 1));
+    struct lc_target t = {AT_FDCWD, file, 1};
+    char **env = lc_before_exec(envp, &e, lc_exec_doomed(AT_FDCWD, file, 1), &t);
     REAL(execvpe)(file, argv, env);
     return lc_after_failed_exec(&e);
 }
@@ -567,7 +585,8 @@ KESTREL_INTERPOSE int execvp(const char *file, char *const argv[])
 KESTREL_INTERPOSE int fexecve(int fd, char *const argv[], char *const envp[])
 {
     struct lc_env e;
-    char **env = lc_before_exec(envp, &e, 0);
+    struct lc_target t = {AT_FDCWD, NULL, 0};
+    char **env = lc_before_exec(envp, &e, 0, &t);
     REAL(fexecve)(fd, argv, env);
     return lc_after_failed_exec(&e);
 }
@@ -576,7 +595,9 @@ KESTREL_INTERPOSE int execveat(int dirfd, const char *path, char *const argv[], 
                                int flags)
 {
     struct lc_env e;
-    char **env = lc_before_exec(envp, &e, !(flags & AT_EMPTY_PATH) && lc_exec_doomed(dirfd, path, 0));
+    struct lc_target t = {dirfd, flags & AT_EMPTY_PATH ? NULL : path, 0};
+    char **env =
+        lc_before_exec(envp, &e, !(flags & AT_EMPTY_PATH) && lc_exec_doomed(dirfd, path, 0), &t);
     REAL(execveat)(dirfd, path, argv, env, flags);
     return lc_after_failed_exec(&e);
 }

@@ -44,6 +44,11 @@ struct lifecycle_client {
      * image goes on (called on the thread that called exec). The client resumes; its
      * flush will be called again at the image's end. */
     void (*exec_failed)(void);
+    /* Optional: the exec about to happen starts a program the runtime cannot enter
+     * (unentered.h): `path` is its file, `why` the reason. Called on the thread that
+     * calls exec, before flush(LIFECYCLE_EXEC), so that the client can leave a note
+     * in place of the profile the new image will not write. */
+    void (*exec_unentered)(const char *path, const char *why);
     /* 1 when flush(LIFECYCLE_SIGNAL) may also run inside the fatal signal's
      * handler, on the signalled thread of a single-threaded process (see
      * lifecycle_threads_coming): it then calls nothing that allocates with malloc,

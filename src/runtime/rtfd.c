@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <stdatomic.h>
 #include <sys/ioctl.h>
@@ -14,6 +15,11 @@
 #define RTFD_TOP 1024   /* the base stays below this even under a huge soft limit: the
                            kernel sizes a process's descriptor table to its highest number */
 #define RTFD_ROOM 224   /* numbers kept free for the runtime below the top */
+#define RTFD_ABOVE_MAX 16384 /* soft limits up to this: the runtime's numbers go above it
+                                where the hard limit leaves room (rtfd_above) */
+
+/* One adoption at a time: the soft limit is raised and put back around each. */
+static pthread_mutex_t rtfd_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static _Atomic uint64_t rtfd_lost_n;
 
@@ -28,6 +34,34 @@ int rtfd_base(void)
     return base > 3 ? (int)base : 3;
 }
 
+int rtfd_can_go_above(void)
+{
+    struct rlimit rl;
+    return getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+           rl.rlim_cur <= RTFD_ABOVE_MAX && rl.rlim_max > rl.rlim_cur + RTFD_ROOM / 4;
+}
+
+/* `fd` moved to a number at or above the soft RLIMIT_NOFILE, out of the program's
+ * reach: the kernel checks the limit only when it hands a number out, so the soft
+ * limit is raised (within the hard one) for the one F_DUPFD and put back at once. A
+ * thread of the program that opens a file in between while it holds every number
+ * below its limit would get one above it. -1 where the limits leave no room. */
+static int rtfd_above(int fd)
+{
+    struct rlimit rl, up;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur > RTFD_ABOVE_MAX || rl.rlim_max <= rl.rlim_cur + RTFD_ROOM / 4)
+        return -1;
+    up = rl;
+    up.rlim_cur = rl.rlim_max - rl.rlim_cur > RTFD_ROOM ? rl.rlim_cur + RTFD_ROOM : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &up) != 0) return -1;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)rl.rlim_cur);
+    int e = errno;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    errno = e;
+    return high;
+}
+
 static int rtfd_perf_id(int fd, uint64_t *id)
 {
     return ioctl(fd, PERF_EVENT_IOC_ID, id);
@@ -37,7 +71,12 @@ int rtfd_adopt(struct rtfd *r, int fd, int perf)
 {
     r->fd = -1;
     if (fd < 0) return errno ? -errno : -EBADF; /* the failed open's errno */
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, rtfd_base());
+    int saved = errno;
+    pthread_mutex_lock(&rtfd_mu);
+    int high = rtfd_above(fd);
+    if (high < 0) high = fcntl(fd, F_DUPFD_CLOEXEC, rtfd_base());
+    pthread_mutex_unlock(&rtfd_mu);
+    errno = saved;
     if (high >= 0) {
         close(fd);
         fd = high;

@@ -5,9 +5,14 @@
  * (close_range(3, ~0U, 0), as daemons do), dup2 one of its files over any number, or
  * start with 0, 1 or 2 closed and expect its first open() to fill the gap. So each
  * descriptor the runtime keeps is
- *  - moved high (F_DUPFD_CLOEXEC at or above rtfd_base(), near the top of the soft
- *    RLIMIT_NOFILE but at most 1024), so that the numbers a program's open() hands out
- *    are the ones it would get unprofiled;
+ *  - moved out of the program's reach where the limits allow: at or above the soft
+ *    RLIMIT_NOFILE (up to 16,384) when the hard limit leaves room above it, the soft
+ *    limit raised for the one F_DUPFD and put back (the kernel checks it only as it
+ *    hands a number out), so the program opens as many files as unprofiled;
+ *    elsewhere moved high (F_DUPFD_CLOEXEC at or above rtfd_base(), near the top of the
+ *    soft limit but at most 1024), so that the numbers a program's open() hands out
+ *    are the ones it would get unprofiled, though a program that opens files up to its
+ *    limit gets as many fewer as the runtime keeps;
  *  - remembered by identity: its file's st_dev/st_ino/st_mode and, for a perf event,
  *    the kernel's unique event id (PERF_EVENT_IOC_ID: every anonymous-inode descriptor
  *    shares one inode, the id tells two perf events apart);
@@ -34,8 +39,11 @@ struct rtfd {
     uint64_t perf_id; /* a perf event's PERF_EVENT_IOC_ID, 0 for other files */
 };
 
-/* The lowest number the runtime's descriptors take. */
+/* The lowest number the runtime's descriptors take below the soft limit. */
 int rtfd_base(void);
+/* Whether the runtime's descriptors go above the soft RLIMIT_NOFILE, out of the
+ * program's reach (the hard limit leaves room, the soft one is at most 16,384). */
+int rtfd_can_go_above(void);
 
 /* Takes ownership of `fd` (just opened by the runtime): moves it to rtfd_base() or
  * above (the original number is closed; where no high number is free it stays where it

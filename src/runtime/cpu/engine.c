@@ -10,10 +10,14 @@
 #include <unistd.h>
 
 /* The perf engine keeps descriptors for its whole run (an event per CPU or thread, its
- * epoll set, its eventfd), each a number the program can no longer open. A program whose
- * descriptor limit is below this (`ulimit -n 64`) counts on each one: `auto` then takes
- * the signal engine, which keeps none. */
-#define ENGINE_PERF_MIN_NOFILE 1024
+ * epoll set, its eventfd: 6 on two CPUs). Above the soft descriptor limit they are out
+ * of the program's reach (rtfd.h), where the hard limit leaves room. Where it does not,
+ * each is a number the program can no longer open: a program whose descriptor limit is
+ * up to ENGINE_PERF_NOFILE_CHECKED with no room above it (`ulimit -n 1024` sets both
+ * limits) may count on each one, and `auto` then takes the signal engine, which keeps
+ * none. Past that limit, no program is expected to reach it. */
+#define ENGINE_PERF_MIN_NOFILE 1024 /* below it, the message says so */
+#define ENGINE_PERF_NOFILE_CHECKED 16384
 
 /* The sentence `auto` leaves in the raw file (engine_choice), in a buffer of ours. */
 static char engine_choice_buf[320];
@@ -46,11 +50,16 @@ const struct engine *engine_choose(const char *want, const char **why, const cha
     int auto_ = !want || !*want || strcmp(want, "auto") == 0;
     const char *sig_why = NULL;
     struct rlimit nofile;
-    int few_fds = auto_ && getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
-                  nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < ENGINE_PERF_MIN_NOFILE;
+    int limited = auto_ && getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
+                  nofile.rlim_cur != RLIM_INFINITY;
+    int few_fds = limited && nofile.rlim_cur <= ENGINE_PERF_NOFILE_CHECKED &&
+                  !rtfd_can_go_above();
     if (few_fds)
-        *why = "the descriptor limit (RLIMIT_NOFILE) is below 1024, and the perf engine would "
-               "keep descriptors the program may need";
+        *why = nofile.rlim_cur < ENGINE_PERF_MIN_NOFILE
+                   ? "the descriptor limit (RLIMIT_NOFILE) is below 1024, and the perf engine "
+                     "would keep descriptors the program may need"
+                   : "the descriptor limit (RLIMIT_NOFILE) is its hard limit too, and the perf "
+                     "engine would keep descriptors the program may need";
     if ((auto_ && !few_fds) || (!auto_ && strcmp(want, "perf") == 0)) {
         if (perf->check(why) == 0) {
             if (!auto_) return perf;

@@ -341,11 +341,35 @@ static void prof_exec_failed(void)
     pthread_mutex_unlock(&prof_mu);
 }
 
+/* The exec about to happen starts a program the runtime cannot enter (a static or
+ * set-user-ID one): this process's pid will leave no profile of it, so a note takes
+ * its place, <path>.noprofile, which `kestrel record` lists in its report: the
+ * program's name, a tab, the reason (docs/raw-format.md). */
+static void prof_exec_unentered(const char *file, const char *why)
+{
+    pthread_mutex_lock(&prof_mu);
+    char path[PROF_PATH_MAX + 64];
+    if (profile_active() && prof.from_env && !prof_env.serve_only &&
+        prof_env_path(path, sizeof(path), ".noprofile", !lifecycle_owner()) == 0) {
+        const char *name = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+        char line[1024];
+        int n = snprintf(line, sizeof line, "%s\t%s\n", name, why);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            ssize_t w = write(fd, line, n > 0 && (size_t)n < sizeof line ? (size_t)n : 0);
+            (void)w; /* a note that cannot be written leaves the process unlisted */
+            close(fd);
+        }
+    }
+    pthread_mutex_unlock(&prof_mu);
+}
+
 static const struct lifecycle_client prof_client = {
     .name = "cpu",
     .flush = prof_flush,
     .after_fork_child = prof_after_fork_child,
     .exec_failed = prof_exec_failed,
+    .exec_unentered = prof_exec_unentered,
 };
 
 static void prof_register_client(void)
