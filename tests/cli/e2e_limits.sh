@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # A program under RLIMIT_NOFILE and RLIMIT_AS set before it starts (prlimit) has what
 # it has unprofiled (tests/cli/limits/limits.c: threads made, MiB allocated, files
-# opened): under a descriptor limit below 1024 exactly as many files (`auto` takes the
-# signal engine, which keeps no descriptor, and says why through kestrel); at 1024 the
-# perf engine's few. Under an address-space limit of 200 or 300 MB, with either engine,
+# opened): exactly as many files at any descriptor limit. Where the hard limit is the
+# soft one (8, 16, 64, 1024) `auto` takes the signal engine, which keeps no descriptor,
+# and says why through kestrel; where the hard limit leaves room above the soft one
+# (64 and 1024 under 4096) the perf engine runs, its descriptors above the soft limit,
+# out of the program's reach. Under an address-space limit of 200 or 300 MB, with either engine,
 # heap profiling on or off: a program that leaves the runtime its room unused (10 MiB
 # and a 32nd of the limit: 16 MiB of 200 MB, 19 of 300) makes the same threads and
 # allocates the same MiB as unprofiled, and one that allocates until malloc fails gets
@@ -29,15 +31,31 @@ for n in 8 16 64 1024; do
   prof=$("$k" record -o "$t/nf$n" --report=/dev/null -- prlimit --nofile=$n -- "$t/limits" 2>"$t/nf$n.err"); rc=$?
   check "NOFILE $n: exit 0 ($rc)" test $rc -eq 0
   pf=$(field files "$plain"); kf=$(field files "$prof")
+  check "NOFILE $n: the same files as unprofiled ($kf of $pf)" test "$kf" = "$pf"
   if [ $n -lt 1024 ]; then
-    check "NOFILE $n: the same files as unprofiled ($kf of $pf)" test "$kf" = "$pf"
-    check "NOFILE $n: kestrel says the signal engine is used and why" \
-      grep -q "kestrel: pid [0-9]* (limits): auto chose the signal engine: the perf engine is unavailable (the descriptor limit (RLIMIT_NOFILE) is below 1024" "$t/nf$n.err"
+    why="is below 1024"
   else
-    check "NOFILE $n: at most 8 files fewer than unprofiled ($kf of $pf)" test "$kf" -ge $((pf - 8))
+    why="is its hard limit too"
   fi
+  check "NOFILE $n: kestrel says the signal engine is used and why" \
+    grep -q "kestrel: pid [0-9]* (limits): auto chose the signal engine: the perf engine is unavailable (the descriptor limit (RLIMIT_NOFILE) $why" "$t/nf$n.err"
   check "NOFILE $n: profiled ($(ls "$t/nf$n.raw" | tr '\n' ' '))" \
     bash -c 'ls "$1"/*.raw.json >/dev/null 2>&1' _ "$t/nf$n.raw"
+done
+
+# Room above the soft limit: the perf engine, its descriptors out of reach, auto or asked.
+for n in 64:4096 1024:4096; do
+  plain=$(prlimit --nofile=$n -- "$t/limits")
+  pf=$(field files "$plain")
+  for eng in auto perf; do
+    o="$t/nf${n%%:*}$eng"
+    prof=$(KESTREL_PROFILE_ENGINE=$eng "$k" record -o "$o" --report=/dev/null -- prlimit --nofile=$n -- "$t/limits" 2>"$o.err"); rc=$?
+    kf=$(field files "$prof")
+    check "NOFILE $n, $eng: exit 0 ($rc)" test $rc -eq 0
+    check "NOFILE $n, $eng: the same files as unprofiled ($kf of $pf)" test "$kf" = "$pf"
+    check "NOFILE $n, $eng: sampled by the perf engine" \
+      bash -c 'grep -q "\"engine\": *\"perf\"" "$1"/*.raw.json' _ "$o.raw"
+  done
 done
 
 for mb in 200 300; do
