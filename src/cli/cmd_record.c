@@ -594,7 +594,7 @@ static size_t record_list_unprofiled(const char *dir, FILE *out)
         n++;
     }
     closedir(d);
-    qsort(notes, n, sizeof *notes, note_cmp);
+    if (n) qsort(notes, n, sizeof *notes, note_cmp);
     if (n) fprintf(out, "\nprocesses that left no profile (%zu):\n", n);
     for (size_t i = 0; i < n; i++) {
         char *tab = strchr(notes[i].text, '\t');

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <linux/perf_event.h>
 #include <stdatomic.h>
 #include <sys/ioctl.h>
@@ -18,8 +19,24 @@
 #define RTFD_ABOVE_MAX 16384 /* soft limits up to this: the runtime's numbers go above it
                                 where the hard limit leaves room (rtfd_above) */
 
-/* One adoption at a time: the soft limit is raised and put back around each. */
+/* One adoption at a time: the soft limit is raised and put back around each (two at
+ * once would put back the other's raised limit). Taken by trying, a bounded number of
+ * times: a fork child whose parent had it taken (by a thread the child does not have)
+ * may adopt before the fork handler below frees it, and then places its descriptor
+ * the other way. */
 static pthread_mutex_t rtfd_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t rtfd_once = PTHREAD_ONCE_INIT;
+
+static void rtfd_after_fork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    rtfd_mu = fresh;
+}
+
+static void rtfd_init(void)
+{
+    pthread_atfork(NULL, NULL, rtfd_after_fork_child);
+}
 
 static _Atomic uint64_t rtfd_lost_n;
 
@@ -45,7 +62,8 @@ int rtfd_can_go_above(void)
  * reach: the kernel checks the limit only when it hands a number out, so the soft
  * limit is raised (within the hard one) for the one F_DUPFD and put back at once. A
  * thread of the program that opens a file in between while it holds every number
- * below its limit would get one above it. -1 where the limits leave no room. */
+ * below its limit would get one above it, and a setrlimit of its own in between is
+ * undone. -1 where the limits leave no room. */
 static int rtfd_above(int fd)
 {
     struct rlimit rl, up;
@@ -72,10 +90,13 @@ int rtfd_adopt(struct rtfd *r, int fd, int perf)
     r->fd = -1;
     if (fd < 0) return errno ? -errno : -EBADF; /* the failed open's errno */
     int saved = errno;
-    pthread_mutex_lock(&rtfd_mu);
-    int high = rtfd_above(fd);
+    pthread_once(&rtfd_once, rtfd_init);
+    int locked = 0;
+    for (int tries = 0; tries < 1000 && !(locked = pthread_mutex_trylock(&rtfd_mu) == 0); tries++)
+        sched_yield();
+    int high = locked ? rtfd_above(fd) : -1;
+    if (locked) pthread_mutex_unlock(&rtfd_mu);
     if (high < 0) high = fcntl(fd, F_DUPFD_CLOEXEC, rtfd_base());
-    pthread_mutex_unlock(&rtfd_mu);
     errno = saved;
     if (high >= 0) {
         close(fd);
