@@ -84,6 +84,7 @@
 #include "runtime/unwind/table.h"
 
 #include <errno.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <sched.h>
@@ -1138,16 +1139,33 @@ static void *engine_main(void *arg)
 /* ================================================================ interface ==== */
 
 /* Whether this kernel lets the engine count time in system calls (exclude_kernel=0:
- * root, CAP_PERFMON, or perf_event_paranoid <= 1). */
+ * root, CAP_PERFMON, or perf_event_paranoid <= 1). Asked by `auto` (twice) and by
+ * start(): probed once per process image and user, each probe an event opened and
+ * freed (about 11 us here, paid by every process of a tree); a fork child or a
+ * process that changed user probes again. */
+static struct {
+    int known;   /* kernel_time was probed */
+    uid_t euid;  /* ... as this user */
+    pid_t pid;   /* ... in this process */
+    int kernel_time;
+} pe_probe;
+
 static int perf_kernel_time(void)
 {
+    uid_t euid = geteuid();
+    pid_t pid = lifecycle_pid();
+    if (pe_probe.known && pe_probe.euid == euid && pe_probe.pid == pid)
+        return pe_probe.kernel_time;
     struct perf_event_attr a;
     attr_clock(&a, 1000000, 1, 0);
     a.sample_type = SAMPLE_TYPE;
     int fd = perf_open(&a, 0, -1);
-    if (fd < 0) return 0;
-    close(fd);
-    return 1;
+    if (fd >= 0) close(fd);
+    pe_probe.kernel_time = fd >= 0;
+    pe_probe.euid = euid;
+    pe_probe.pid = pid;
+    pe_probe.known = 1;
+    return pe_probe.kernel_time;
 }
 
 static int perf_check(const char **why)
@@ -1270,22 +1288,15 @@ static void perf_close_fds(void)
     rtfd_close(&pe.epfd);
 }
 
-/* Whether this process may lock memory without limit (CAP_IPC_LOCK in CapEff): the
- * rings of large stack copies are then never refused or shrunk. */
+/* Whether this process may lock memory without limit (CAP_IPC_LOCK effective): the
+ * rings of large stack copies are then never refused or shrunk. capget, one system
+ * call where reading /proc/self/status took an open, a read and a close. */
 static int perf_can_lock(void)
 {
-    char buf[2048];
-    struct rtfd once;
-    int fd = rtfd_open_once(&once, "/proc/self/status");
-    if (fd < 0) return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    rtfd_close(&once);
-    if (n <= 0) return 0;
-    buf[n] = 0;
-    const char *c = strstr(buf, "CapEff:");
-    if (!c) return 0;
-    unsigned long long caps = strtoull(c + 7, NULL, 16);
-    return (int)((caps >> 14) & 1); /* CAP_IPC_LOCK */
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct d[2];
+    if (syscall(SYS_capget, &h, d) != 0) return 0;
+    return (int)((d[0].effective >> CAP_IPC_LOCK) & 1);
 }
 
 /* An online number from a /proc or /sys file, or `dflt`. */
@@ -1402,11 +1413,7 @@ static int perf_start(const struct engine_config *cfg)
         pe.small_pages *= 2;
     pe.small_wake = (uint32_t)(SMALL_WAKE * per);
     if (pe.small_pages * 2 > pe.ring_pages) pe.small_pages = 0;
-    struct perf_event_attr a;
-    attr_clock(&a, pe.period_ns, 1, 0);
-    int fd = perf_open(&a, 0, -1);
-    pe.privileged = fd >= 0;
-    if (fd >= 0) close(fd);
+    pe.privileged = perf_kernel_time();
     if (!pe.scratch) pe.scratch = rtmem_alloc(PERF_RING_SCRATCH);
     if (!pe.tm_tid) pe.tm_tid = rtmem_alloc(TIDMAP * sizeof *pe.tm_tid);
     if (!pe.tm_slot) pe.tm_slot = rtmem_alloc(TIDMAP * sizeof *pe.tm_slot);
