@@ -9,7 +9,13 @@ whole command (the report and exports written); then the report of the tree's fo
 is timed alone (`kestrel report STEM.raw`), and a folder of 5,000 raw files made by
 copying the build's (--folder) is read with its time and peak memory.
 
-Usage: bench/tree/run.py [--rounds N] [--files N] [--folder N] [--markdown FILE]"""
+--kestrel NAME=PREFIX (repeatable) adds another kestrel to the same rounds, PREFIX/bin/kestrel
+with its PREFIX/lib/libkestrel.so (a build of another commit, say), as rows "kestrel
+record (NAME)" and "kestrel, the build alone (NAME)"; the medians of the ratios to the
+unprofiled build of the same round are given beside the ratios of the medians.
+
+Usage: bench/tree/run.py [--rounds N] [--files N] [--folder N] [--kestrel NAME=PREFIX]...
+                         [--markdown FILE]"""
 import argparse
 import os
 import re
@@ -43,7 +49,9 @@ def main():
     ap.add_argument("--files", type=int, default=100)
     ap.add_argument("--folder", type=int, default=5000)
     ap.add_argument("--markdown")
+    ap.add_argument("--kestrel", action="append", default=[])
     a = ap.parse_args()
+    others = [k.split("=", 1) for k in a.kestrel]
     work = tempfile.mkdtemp(prefix="kestrel-bench-tree-")
     proj = os.path.join(work, "proj")
     subprocess.run([sys.executable, os.path.join(ROOT, "bench/tree/gen_project.py"), proj,
@@ -59,10 +67,15 @@ def main():
         "perf record --call-graph dwarf": ["perf", "record", "-q", "--call-graph", "dwarf",
                                            "-o", os.path.join(work, "d.data"), "--"] + build,
     }
+    for name, prefix in others:
+        variants[f"kestrel record ({name})"] = [
+            os.path.join(prefix, "bin", "kestrel"), "record", "-o", os.path.join(work, "o"),
+            "--report=" + os.path.join(work, "o.txt"), "--"] + build
     res = {k: ([], []) for k in variants}
     kbuild = ([], [])  # kestrel: the build alone (the runtime preloaded, no report)
     preload = dict(os.environ, LD_PRELOAD=os.path.join(ROOT, "build/lib/libkestrel.so"),
                    KESTREL_PROFILE=os.path.join(work, "kb.raw", "%p.raw.json"))
+    obuild = {name: ([], []) for name, _ in others}
     report = ([], [], [])
     n_files = 0
     for r in range(a.rounds):
@@ -78,19 +91,36 @@ def main():
         kbuild[0].append(w)
         kbuild[1].append(c)
         n_files = len(os.listdir(os.path.join(work, "kb.raw")))
+        for name, prefix in others:
+            subprocess.run(clean, cwd=proj, check=True)
+            shutil.rmtree(os.path.join(work, "ob.raw"), ignore_errors=True)
+            os.mkdir(os.path.join(work, "ob.raw"))
+            env = dict(os.environ, LD_PRELOAD=os.path.join(prefix, "lib", "libkestrel.so"),
+                       KESTREL_PROFILE=os.path.join(work, "ob.raw", "%p.raw.json"))
+            w, c, _ = timed(build, proj, env)
+            obuild[name][0].append(w)
+            obuild[name][1].append(c)
         w, c, m = timed([KESTREL, "report", os.path.join(work, "kb.raw")], proj)
         report[0].append(w), report[1].append(c), report[2].append(m)
         print(f"round {r + 1}/{a.rounds} done", file=sys.stderr)
     base_w = statistics.median(res["unprofiled"][0])
     base_c = statistics.median(res["unprofiled"][1])
     rows = []
-    for name, (ws, cs) in list(res.items())[:2] + [("kestrel, the build alone", kbuild)] + \
-            list(res.items())[2:]:
+    order = list(res.items())[:2] + [("kestrel, the build alone", kbuild)] + \
+        list(res.items())[2:4] + [(n, v) for n, v in list(res.items())[4:]] + \
+        [(f"kestrel, the build alone ({n})", v) for n, v in obuild.items()]
+    for name, (ws, cs) in order:
         w, c = statistics.median(ws), statistics.median(cs)
-        rows.append(f"| {name} | {w:.2f} s | {w / base_w:.2f}× | {c:.2f} s | {c / base_c:.2f}× |")
+        # the same round's unprofiled build: the ratio of each round, then their median
+        rw = statistics.median(x / b for x, b in zip(ws, res["unprofiled"][0]))
+        rc = statistics.median(x / b for x, b in zip(cs, res["unprofiled"][1]))
+        rows.append(f"| {name} | {w:.2f} s | {w / base_w:.2f}× | {rw:.2f}× | {c:.2f} s | "
+                    f"{c / base_c:.2f}× | {rc:.2f}× |")
     out = ["", f"`make -j2` of {a.files + 1} C files ({n_files} processes profiled), "
-           f"{a.rounds} rounds interleaved, medians:", "",
-           "| | wall | wall ratio | CPU | CPU ratio |", "|---|---|---|---|---|"] + rows
+           f"{a.rounds} rounds interleaved, medians (ratio: of the medians; per round: the "
+           "median of each round's ratio):", "",
+           "| | wall | wall ratio | per round | CPU | CPU ratio | per round |",
+           "|---|---|---|---|---|---|---|"] + rows
     out += ["", f"`kestrel report` of the build's folder ({n_files} raw files): "
             f"{statistics.median(report[0]):.2f} s wall, {statistics.median(report[1]):.2f} s "
             f"CPU, peak RSS {statistics.median(report[2]):.0f} MiB (medians of {a.rounds})."]
