@@ -4,6 +4,8 @@
 #  - the engine end to end (test_perf_engine.py): no signal ever reaches the program,
 #    the profile matches the work, auto picks perf, and falls back when a seccomp
 #    filter refuses perf_event_open;
+#  - what a build's processes keep (test_short_rings.py): short and preempted processes
+#    lose nothing with their small first ring;
 #  - the whole CPU runtime suite (tests/runtime) a second time with the perf engine
 #    forced: one wrapper per test under build/tests/perf-pass/.
 PERF_DIR        := $(BUILD)/tests/perf
@@ -16,6 +18,7 @@ PERF_PASS       := $(patsubst tests/runtime/%,$(BUILD)/tests/perf-pass/%,$(basen
 TESTS     += $(PERF_UNIT_TESTS) tests/perf/test_perf_engine.py tests/perf/test_unprivileged.py \
              tests/perf/test_refused_calls.py \
              tests/perf/test_go_signal.py tests/perf/test_guessed_stacks.py \
+             tests/perf/test_short_rings.py \
              $(PERF_PASS)
 # open_drops.py: the signal engine lost 1 of 427 samples in one run (0.1% asked), and
 # with another program running the perf engine's CPU total read 1295 of 1753 ms.
