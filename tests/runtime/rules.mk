@@ -40,7 +40,11 @@ TEST_DEPS += $(BUILD)/tests/runtime/prog_deeprec_nofp
 
 # Tests of targets not met yet (`make test-open`, not part of `make test`): each fails
 # today and says by how much. open_live_threads.py: 10,000 threads alive at once, each
-# sampled (issue 28; on a 2-core machine the signal engine's sampler arms most 2 ms
-# threads' timers after their work, 174 of 10,000 sampled, and the perf engine's rings
-# overflow while its drain waits for a CPU, 3,783).
+# sampled (issue 28; on a 2-core machine the signal engine's threads arm their own
+# timers, but a 250 Hz tick samples one thread per CPU every 4 ms, 5,000 of the 10,000
+# at most: 3,759-4,124 sampled, and its CPU total read 12.5 to 20.6 s of 20.0 as its
+# sampler waits for a CPU; the perf engine's rings of 64 KiB stack copies overflow
+# while its drain waits for a CPU, 2,017-2,050 sampled, 3.2-3.5 s; with
+# KESTREL_PROFILE_UNWIND=fp 9,909-9,949 sampled, none lost, 17.1-18.0 s: each thread's
+# last period is not sampled).
 OPEN_TESTS += tests/runtime/open_live_threads.py

@@ -18,6 +18,10 @@
  *   thread_stop(s)   the thread unregistering itself (or exiting), before its slot
  *                    becomes DRAINING; signals blocked, registry not locked. It must
  *                    not wait for the engine thread.
+ *   thread_begin(s)  optional; a thread the runtime's pthread_create trampoline started,
+ *                    right after its thread_start(s), before the program's start
+ *                    routine runs (not for the threads that existed at the session's
+ *                    start, nor for those registering through the API).
  *   thread_creating()  optional; the thread calling pthread_create, just before.
  *                    Returns a token (0: nothing to pass) that the new thread hands
  *                    to thread_created(token) before it registers: e.g. whether the
@@ -76,6 +80,7 @@ struct engine {
     int (*start)(const struct engine_config *cfg);
     int (*thread_start)(struct reg_slot *s);
     void (*thread_stop)(struct reg_slot *s);
+    void (*thread_begin)(struct reg_slot *s);
     uint32_t (*thread_creating)(void);
     void (*thread_created)(uint32_t token);
     void (*stop)(void);

@@ -158,6 +158,7 @@
 /* The frame pointer, stack pointer, pc (and link register) of arch.h. */
 #define REGS_MASK ARCH_PERF_REGS_MASK
 #define RING_PAGES_MAX_CFI 1024 /* 4 MiB: 64 of the largest copies */
+#define CPU_RING_FP_S 4         /* seconds of frame-pointer samples a CPU's ring holds */
 
 /* ================================================================ per thread ==== */
 
@@ -274,6 +275,7 @@ struct perf_engine {
     uint64_t switch_filled;             /* privileged: samples for switches' time outside the
                                            clock, at the switch samples' stacks */
     uint64_t lost_records;              /* records the kernel lost (a ring was full) */
+    uint64_t throttles;                 /* times the kernel throttled an event's sampling */
     uint64_t cs_lost;                   /* switch samples the kernel lost (ring full) */
     uint64_t cs_seen;                   /* ... and those read, of registered threads */
     struct losses unsampled;            /* CPU ns without samples, by thread record */
@@ -860,6 +862,8 @@ static void on_record(const struct perf_rec *r, void *arg)
         pe.lost_records += r->lost;
         break;
     case PERF_REC_THROTTLE:
+        pe.throttles += r->throttled;
+        break;
     case PERF_REC_OTHER:
         break;
     }
@@ -1220,6 +1224,8 @@ static void cpus_close(void)
     pe.ncpu = 0;
 }
 
+static size_t ring_pages_cap(size_t most);
+
 /* The per-CPU events, inherited by the threads the calling thread creates from now
  * on; a CPU that is offline has none. 0, or -errno and nothing open. */
 static int cpus_open(void)
@@ -1234,10 +1240,19 @@ static int cpus_open(void)
      * with stack copies (16 KiB a sample) the switch records (tens of bytes) need no
      * room of their own, and the ring is a thread's. Every process pays for its rings
      * at start (the kernel clears their pages: the largest part of what a process of
-     * a few ms pays, BENCHMARKS.md "Process trees"); with frame pointers (512-byte
-     * samples) the switch records may be as many as the samples. */
-    size_t most = pe.ring_pages_most;
-    size_t cpu_pages = pe.cfi ? pe.ring_pages : pe.ring_pages * 2;
+     * a few ms pays, BENCHMARKS.md "Process trees"). With frame pointers (samples of
+     * up to a KiB) a CPU's ring holds CPU_RING_FP_S seconds of samples and switch
+     * records, in no more than the stack copies' ring: the engine thread is one of the
+     * program's runnable threads, and among 10,000 of them it waited seconds for a CPU
+     * (a ring of 64 KiB lost 86,731 records of 10,000 threads of 2 ms, one of 4 MiB
+     * none). */
+    size_t most = pe.cfi ? pe.ring_pages_most : ring_pages_cap(RING_PAGES_MAX_CFI);
+    size_t cpu_pages = pe.ring_pages;
+    if (!pe.cfi) {
+        uint64_t want = (uint64_t)pe.cfg.hz * CPU_RING_FP_S * 1024 / (uint64_t)pe.page;
+        while (cpu_pages < want && cpu_pages < most)
+            cpu_pages *= 2;
+    }
     if (most > pe.cpu_ring_cap) most = pe.cpu_ring_cap; /* locked memory is limited */
     pe.cpu_ring_pages = cpu_pages < most ? cpu_pages : most;
     size_t opened = 0;
@@ -1686,6 +1701,7 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
         {"threads_unsampled", atomic_load(&pe.threads_unsampled)},
         {"waits_guessed", pe.waits_guessed},
         {"kernel_samples_guessed", pe.kernel_filled}, /* time the kernel did not sample */
+        {"throttled", pe.throttles},          /* the kernel paused an event's sampling */
         {"switch_samples", pe.cs_seen},      /* read, of the registered threads */
         {"switch_samples_lost", pe.cs_lost}, /* their episodes' stacks guessed */
         {"switch_samples_charged", pe.switch_filled}, /* switches' time outside the clock */

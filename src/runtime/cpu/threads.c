@@ -191,6 +191,7 @@ UNWIND_ROOT_FN static void *thr_start(void *arg)
         threads_register((int64_t)syscall(SYS_gettid), "thread", lo, hi);
         struct reg_slot *s = registry_self();
         if (s) s->rooted = 1;
+        if (s && e && e->thread_begin) e->thread_begin(s);
     }
     void *r = fn(fn_arg);
     __asm__ volatile("" ::: "memory"); /* keeps this frame: no tail call */
