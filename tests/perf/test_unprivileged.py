@@ -36,10 +36,16 @@ PARANOID = "/proc/sys/kernel/perf_event_paranoid"
 SECONDS = "2"
 # `test_unprivileged.py` runs the dd-like program (make test); `test_unprivileged.py
 # server` the server-like one, whose shares are not yet within 2 SE under the perf
-# engine (tests/perf/open_unprivileged_server.sh, make test-open); `--engines signal`
-# runs only the engines named (tests/perf/test_unprivileged_server_signal.sh).
+# engine, nor handle_request's under the signal engine against perf record's of
+# another run (tests/perf/open_unprivileged_server.sh, make test-open); `--engines
+# signal` runs only the engines named, `--split-only` checks the CPU total and the
+# threads' split but not the functions' shares against perf record
+# (tests/perf/test_unprivileged_server_split.sh).
 ARGS = sys.argv[1:]
 ENGINES = ("signal", "perf", "auto")
+SPLIT_ONLY = "--split-only" in ARGS
+if SPLIT_ONLY:
+    ARGS.remove("--split-only")
 if "--engines" in ARGS:
     k = ARGS.index("--engines")
     ENGINES = tuple(ARGS[k + 1].split(",")) if k + 1 < len(ARGS) else ()
@@ -137,6 +143,8 @@ def one(tmp, user, level, mode, engine, ref):
     # Shares of all samples (dd), or of the server thread's (the server's functions).
     within = "server" if mode == "server" else None
     for f in FUNCS[mode]:
+        if SPLIT_ONLY and not (mode == "server" and f in ("client", "server")):
+            continue
         if mode == "server" and f in ("client", "server"):
             c_ns, s_ns = (int(re.search(r"%s_ns (\d+)" % k, p.stdout).group(1))
                           for k in ("client", "server"))
@@ -165,7 +173,8 @@ def one(tmp, user, level, mode, engine, ref):
 
 def main():
     if not ENGINES or any(e not in ("signal", "perf", "auto") for e in ENGINES):
-        print("usage: test_unprivileged.py [dd|server]... [--engines signal,perf,auto]",
+        print("usage: test_unprivileged.py [dd|server]... [--engines signal,perf,auto] "
+              "[--split-only]",
               file=sys.stderr)
         return 2
     if os.geteuid() != 0 or not all(shutil.which(t) for t in ("perf", "useradd", "runuser")):
@@ -179,6 +188,9 @@ def main():
     try:
         refs = {}
         for mode in MODES:
+            if SPLIT_ONLY:
+                refs[mode] = (0, {})
+                continue
             data = os.path.join(tmp, mode + ".data")
             argv = [PROG, mode, SECONDS] + ([tmp] if mode == "server" else [])
             subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "997",
