@@ -31,8 +31,18 @@ static int un_resolve(const char *file, int search, char *path, size_t size)
     }
 }
 
+#if defined(__x86_64__)
+#define UN_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define UN_MACHINE EM_AARCH64
+#else
+#define UN_MACHINE EM_NONE
+#endif
+
 /* An ELF executable with no PT_INTERP: no loader, so nothing is preloaded. A file that
- * cannot be read (mode 0711) or is not ELF (a script) is not called static. */
+ * cannot be read (mode 0711) or is not ELF (a script) is not called static, nor one
+ * for another machine: an emulator runs it (binfmt_misc, qemu-user's own static
+ * wrappers), and what that emulator loads is not known here. */
 static int un_static(int dirfd, const char *path)
 {
     int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
@@ -44,15 +54,15 @@ static int un_static(int dirfd, const char *path)
         Elf64_Ehdr e64;
         Elf32_Ehdr e32;
         uint64_t phoff = 0;
-        unsigned phnum = 0, phentsize = 0, type = 0;
+        unsigned phnum = 0, phentsize = 0, type = 0, machine = EM_NONE;
         if (wide && pread(fd, &e64, sizeof e64, 0) == (ssize_t)sizeof e64) {
             phoff = e64.e_phoff, phnum = e64.e_phnum, phentsize = e64.e_phentsize;
-            type = e64.e_type;
+            type = e64.e_type, machine = e64.e_machine;
         } else if (!wide && pread(fd, &e32, sizeof e32, 0) == (ssize_t)sizeof e32) {
             phoff = e32.e_phoff, phnum = e32.e_phnum, phentsize = e32.e_phentsize;
-            type = e32.e_type;
+            type = e32.e_type, machine = e32.e_machine;
         }
-        is_static = (type == ET_EXEC || type == ET_DYN) && phnum > 0 &&
+        is_static = (type == ET_EXEC || type == ET_DYN) && phnum > 0 && machine == UN_MACHINE &&
                     phentsize == (wide ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr));
         for (unsigned i = 0; i < phnum && is_static; i++) {
             uint32_t pt; /* p_type comes first in both classes */
