@@ -16,7 +16,7 @@ PERF_PASS_OF    := $(sort $(wildcard tests/runtime/test_*.c tests/runtime/test_*
 PERF_PASS       := $(patsubst tests/runtime/%,$(BUILD)/tests/perf-pass/%,$(basename $(PERF_PASS_OF)))
 
 TESTS     += $(PERF_UNIT_TESTS) tests/perf/test_perf_engine.py tests/perf/test_unprivileged.py \
-             tests/perf/test_unprivileged_server_split.sh tests/perf/test_refused_calls.py \
+             tests/perf/test_refused_calls.py \
              tests/perf/test_go_signal.py tests/perf/test_guessed_stacks.py \
              tests/perf/test_short_rings.py \
              $(PERF_PASS)

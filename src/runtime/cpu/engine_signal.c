@@ -15,9 +15,8 @@
  * that moment gets a waiting sample, without any signal (waitstack); one that was
  * runnable and never ran since the last tick gets a signal it takes as it resumes, a
  * waiting sample. Each sample carries the CPU time its thread used since the sample
- * before, and a timer sample counts as the periods that time holds (sig_drain).
- * Where no timer can be made (seccomp, a thread the timers never reach) the sampler
- * signals each thread that ran instead (tgkill), and the sample's state is the
+ * before. Where no timer can be made (seccomp, a thread the timers never reach) the
+ * sampler signals each thread that ran instead (tgkill), and the sample's state is the
  * thread's at the tick, read from how late the signal came (sig_late).
  *
  * The handler walks its own stack into the thread's single-producer single-consumer
@@ -88,10 +87,6 @@
 #define SIG_W_SHIFT 16                /* sig_wait_weight's fixed point */
 #define SIG_W_FRACTION ((1ull << SIG_W_SHIFT) - 1)
 #define SIG_W_PRIOR 25.0              /* timer samples of the weight's prior */
-#define SIG_COUNT_PRIOR 4.0           /* timer samples of one period of CPU each, the
-                                         prior of sig_drain's counts */
-#define SIG_COUNT_SPREAD 16.0         /* samples over which sig_drain makes up the
-                                         difference of its counts from the clock */
 #define SIG_SLEEP_OWED 8              /* sleep samples owed before they take the stack of
                                          the thread's last sleep */
 #define SIG_TIMER_INTERVAL_NS 1000    /* far below a tick: the timer fires at every tick
@@ -147,9 +142,7 @@ struct sig_ring {
     uint32_t timer_failed;    /* no timer for this registration: signalled instead */
     uint32_t silent;          /* ticks it ran with no timer sample (sampler only) */
     uint64_t cpu_acc;         /* CPU ns no sample carries yet (sampler only) */
-    uint64_t ticks_n;         /* timer samples of this registration (sampler only) */
-    uint64_t count_rng;       /* xorshift64 rounding their counts (sampler only) */
-    uint64_t timed_n;         /* on-CPU samples counted of this registration (sampler only) */
+    uint64_t timed_n;         /* timer samples of this registration (sampler only) */
     uint64_t wait_credit;     /* waiting samples owed, in 1 << SIG_W_SHIFT (sampler only) */
     uint64_t queued_last;     /* its run queue wait (schedstat) at the last look, ns */
     int64_t queued_acc;       /* ... waited since then and not yet sampled */
@@ -327,36 +320,15 @@ out:
 
 /* ============================ the sampler ============================ */
 
-/* One sample of the thread into the sink, counted `per` times (in 1 << SIG_W_SHIFT,
- * rounded at random) when a timer took it: returns 1 then.
- *
- * A tick samples a thread only when it finds it running: a loop is hit at every tick,
- * a thread that runs in bursts shorter than a tick far less often per second of its
- * CPU time (a server's client thread had 19-28% of the samples and 28-40% of the two
- * threads' CPU time). Within a thread the ticks are a fair draw of its running time;
- * across threads their numbers are not. So each timer sample of a thread counts as its
- * periods of CPU time per timer sample since it registered (from a prior of one), in
- * whole samples rounded at random: the thread's samples add up to its CPU clock, and
- * each of its stacks keeps the weight of the others. Weighting a sample by the CPU time
- * since the one before would not: a sample after a sleep no tick found stands for
- * more, and what a thread runs after a sleep is not a draw of its running time (a
- * function that burns then sleeps read 63% where it used 50%). A sample counted as
- * none is left out, its CPU time carried to the next. */
-static unsigned sig_drain_entry(struct reg_slot *s, struct sig_ring *r, const struct sig_entry *e,
-                                uint64_t per)
+/* One sample of the thread into the sink: 1 when a timer took it. */
+static unsigned sig_drain_entry(struct reg_slot *s, struct sig_ring *r, const struct sig_entry *e)
 {
+    unsigned timed = 0;
     uint64_t cpu = e->cpu_ns;
-    uint64_t more = 0; /* on-CPU samples it stands for beside itself */
     if (e->timer) { /* the CPU time since the sample before */
-        r->count_rng ^= r->count_rng << 13;
-        r->count_rng ^= r->count_rng >> 7;
-        r->count_rng ^= r->count_rng << 17;
-        uint64_t c = (per >> SIG_W_SHIFT) + ((r->count_rng & SIG_W_FRACTION) < (per & SIG_W_FRACTION));
-        r->timed_n += c;
-        if (!c) return 1;
-        more = c - 1;
         cpu = r->cpu_acc;
         r->cpu_acc = 0;
+        timed++;
     }
     struct sink_sample smp = {
         .slot = s,
@@ -369,15 +341,13 @@ static unsigned sig_drain_entry(struct reg_slot *s, struct sig_ring *r, const st
         .thread1 = e->fiber ? fiber_thread(s->tid, e->fiber) : 0,
     };
     int32_t st = sink_add(&smp);
-    uint32_t thread = smp.thread1 ? smp.thread1 - 1 : s->thread_index;
-    for (; more && st >= 0; more--)
-        sink_add_interned_to(thread, e->t_ns, 0, SINK_ON_CPU, st);
     /* A preempted thread resumes exactly where the handler found it: the ticks it
      * spent runnable are waiting samples with that stack. */
     for (; r->owed && st >= 0; r->owed--)
-        sink_add_interned_to(thread, e->t_ns, 0, SINK_WAITING, st);
+        sink_add_interned_to(smp.thread1 ? smp.thread1 - 1 : s->thread_index, e->t_ns, 0,
+                             SINK_WAITING, st);
     r->owed = 0;
-    return e->timer ? 1 : 0;
+    return timed;
 }
 
 /* Returns how many timer samples it took: its ring's, then those it spilled (newer). */
@@ -386,18 +356,8 @@ static unsigned sig_drain(struct reg_slot *s, struct sig_ring *r)
     uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
     unsigned timed = 0;
-    uint64_t period = 1000000000ull / sig_hz;
-    /* Counts per timer sample, in 1 << SIG_W_SHIFT: CPU time to the last tick over the
-     * timer samples drained by then. */
-    uint64_t used = s->cpu_last_ns > r->cpu_start ? s->cpu_last_ns - r->cpu_start : 0;
-    double owed = (double)used / (double)period;
-    double per_f = (owed + SIG_COUNT_PRIOR) / ((double)r->ticks_n + SIG_COUNT_PRIOR);
-    /* What the counts so far fall short of its clock, or exceed it, spread over the next
-     * samples: the thread's total follows its clock, and no one sample takes a gap. */
-    per_f += (owed - (double)r->timed_n) / SIG_COUNT_SPREAD;
-    uint64_t per = per_f > 0 ? (uint64_t)(per_f * (double)(1u << SIG_W_SHIFT)) : 0;
     for (; t != h; t++)
-        timed += sig_drain_entry(s, r, &r->e[t % SIG_RING], per);
+        timed += sig_drain_entry(s, r, &r->e[t % SIG_RING]);
     atomic_store_explicit(&r->tail, t, memory_order_release);
     if (atomic_exchange_explicit(&r->spilled, 0, memory_order_acquire)) {
         uint32_t slot = (uint32_t)registry_slot_index(s);
@@ -406,7 +366,7 @@ static unsigned sig_drain(struct reg_slot *s, struct sig_ring *r)
             if (atomic_load_explicit(&sp->state, memory_order_acquire) != SIG_SP_READY ||
                 sp->slot != slot)
                 continue;
-            timed += sig_drain_entry(s, r, &sp->e, per);
+            timed += sig_drain_entry(s, r, &sp->e);
             atomic_store_explicit(&sp->state, SIG_SP_FREE, memory_order_release);
         }
     }
@@ -600,9 +560,8 @@ static int sig_blocks(int tid, int sig)
 }
 
 /* The waiting samples one waiting period of the thread stands for, in 1 << SIG_W_SHIFT:
- * its on-CPU samples per period of its CPU time since it registered (`cpu` its clock
- * now), from a prior of one; near one since sig_drain counts a timer sample as the
- * periods it stands for. */
+ * its timer samples per period of its CPU time since it registered (`cpu` its clock
+ * now), from a prior of one. */
 static uint64_t sig_wait_weight(const struct sig_ring *r, uint64_t cpu_now, uint64_t period)
 {
     double n = (double)r->timed_n + SIG_W_PRIOR;
@@ -672,7 +631,7 @@ static void sig_tick_timed(struct reg_slot *s, struct sig_ring *r, uint64_t now,
     s->cpu_seen_ns = cpu;
     s->cpu_last_ns = cpu;
     r->cpu_acc += delta - early; /* `early` is in already, before the drain */
-    r->ticks_n += timed;
+    r->timed_n += timed;
     r->silent = timed ? 0 : delta >= period / 2 ? r->silent + 1 : r->silent;
     if (r->silent >= SIG_TIMER_SILENT) {
         r->silent = 0;
@@ -1058,8 +1017,7 @@ static int sig_thread_start(struct reg_slot *s)
     if (!r) return -ENOMEM;
     atomic_store(&r->pending, 0);
     r->owed = r->stuck = r->masked = r->masked_seen = r->timer_failed = r->silent = 0;
-    r->cpu_acc = r->ticks_n = r->timed_n = r->wait_credit = 0;
-    r->count_rng = (uint64_t)s->tid * 0xbf58476d1ce4e5b9ull | 1;
+    r->cpu_acc = r->timed_n = r->wait_credit = 0;
     r->queued_last = 0;
     r->queued_acc = r->asleep_acc = 0;
     r->queued_known = 0;
