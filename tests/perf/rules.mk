@@ -24,7 +24,8 @@ TESTS     += $(PERF_UNIT_TESTS) tests/perf/test_perf_engine.py tests/perf/test_u
 # in 3 runs since its rings spill into a shared pool; the perf engine lost 11 of 1,456
 # records of rg in one run (its drain waited for a CPU), and its CPU total for the
 # socket-pair server read 1564.7 ms of 1489.4 (5.1% over) in one run.
-OPEN_TESTS += tests/perf/open_unprivileged_server.sh tests/perf/open_drops.py
+OPEN_TESTS += tests/perf/open_unprivileged_server.sh tests/perf/open_unprivileged_dd_shares.sh \
+              tests/perf/open_drops.py
 TEST_DEPS += $(PERF_UNIT_TESTS) $(PERF_HELPERS) $(PERF_PASS) $(LIBKESTREL_SO)
 
 $(PERF_DIR)/test_perf_ring: tests/perf/test_perf_ring.c src/runtime/cpu/perf_ring.c src/runtime/cpu/perf_ring.h
