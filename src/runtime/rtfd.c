@@ -1,6 +1,7 @@
 /* rtfd.c — the runtime's own file descriptors (rtfd.h).
  * Signal handlers: nothing. Inside malloc: nothing. */
 #include "runtime/rtfd.h"
+#include "runtime/rtthread.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -145,7 +146,9 @@ int rtfd_ok(struct rtfd *r)
     int same = fstat(r->fd, &st) == 0 && st.st_dev == r->dev && st.st_ino == r->ino &&
                (st.st_mode & S_IFMT) == r->type &&
                (!r->perf_id || (rtfd_perf_id(r->fd, &id) == 0 && id == r->perf_id));
-    if (!same) {
+    /* On a runtime thread with a table of its own (rtthread.h), the descriptors kept
+     * in the program's table are not there: not this thread's to use, not lost. */
+    if (!same && !rt_thread_own_fds) {
         r->fd = -1;
         atomic_fetch_add(&rtfd_lost_n, 1);
     }

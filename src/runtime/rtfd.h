@@ -59,7 +59,8 @@ int rtfd_adopt(struct rtfd *r, int fd, int perf);
 int rtfd_open_once(struct rtfd *r, const char *path);
 
 /* 1 when r->fd still refers to the file adopted; 0 for none. A descriptor found closed
- * or replaced is forgotten (r->fd = -1) and counted once. */
+ * or replaced is forgotten (r->fd = -1) and counted once; on a runtime thread with a
+ * table of its own (RT_OWN_FDS), where the program's table is not, it is only 0. */
 int rtfd_ok(struct rtfd *r);
 
 /* Closes r->fd if it is still the runtime's; forgets it either way. */

@@ -1,6 +1,7 @@
 /* rtsay.c — the runtime's lines for the user (rtsay.h).
  * Signal handlers: rtsay. Inside malloc: rtsay. */
 #include "runtime/rtsay.h"
+#include "runtime/rtthread.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,10 @@ void rtsay(const char *fmt, ...)
     char line[1280];
     size_t o = 0;
     int fd = 2;
+    if (!rtsay_channel[0] && rt_thread_own_fds && (fd = rt_thread_program_fd(2)) < 0) {
+        errno = saved; /* the program's stderr, from a runtime thread's own table */
+        return;
+    }
     if (rtsay_channel[0]) {
         /* "kestrel: pid N (exe): ..." in place of "kestrel: ...": the file holds the
          * lines of every process of the tree. */
@@ -50,6 +55,6 @@ void rtsay(const char *fmt, ...)
         line[len++] = '\n';
         (void)!write(fd, line, len);
     }
-    if (fd != 2) close(fd);
+    if (fd != 2 || rt_thread_own_fds) close(fd);
     errno = saved;
 }

@@ -4,9 +4,12 @@
 #include "runtime/rtthread.h"
 
 #include <errno.h>
+#include <linux/close_range.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "runtime/heap/heap_guard.h"
 #include "runtime/interpose.h"
@@ -15,7 +18,10 @@
 struct rt_start {
     void *(*fn)(void *);
     void *arg;
+    int own_fds;
 };
+
+__thread int rt_thread_own_fds;
 
 /* The start block is a page of the runtime's own (rtmem), never malloc's: the first
  * free() on a new thread makes glibc give it an arena of its own, 64 MiB of address
@@ -25,10 +31,12 @@ static void *rt_thread_main(void *p)
     struct rt_start start = *(struct rt_start *)p;
     heap_ignore_enter(); /* for life: what this thread allocates is not the program's */
     rtmem_free(p, sizeof start);
+    if (start.own_fds && syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) == 0)
+        rt_thread_own_fds = 1;
     return start.fn(start.arg);
 }
 
-int rt_thread_spawn(pthread_t *out, const char *name, size_t stack_size, int detached,
+int rt_thread_spawn(pthread_t *out, const char *name, size_t stack_size, int flags,
                     void *(*fn)(void *), void *arg)
 {
     sigset_t all, old;
@@ -38,11 +46,11 @@ int rt_thread_spawn(pthread_t *out, const char *name, size_t stack_size, int det
     int rc = ENOMEM;
     struct rt_start *start = rtmem_alloc(sizeof *start);
     if (start) {
-        *start = (struct rt_start){fn, arg};
+        *start = (struct rt_start){fn, arg, (flags & RT_OWN_FDS) != 0};
         pthread_attr_t at;
         pthread_attr_init(&at);
         pthread_attr_setstacksize(&at, stack_size);
-        if (detached) pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        if (flags & RT_DETACHED) pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
         /* A new thread starts with its creator's name: named so for the moment of its
          * creation, it has its own name from its first instruction. Naming it
          * afterwards (pthread_setname_np) goes through /proc, whose entries every exit
@@ -59,4 +67,13 @@ int rt_thread_spawn(pthread_t *out, const char *name, size_t stack_size, int det
     heap_ignore_leave();
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
+}
+
+int rt_thread_program_fd(int fd)
+{
+    int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+    if (pidfd < 0) return -1;
+    int mine = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+    close(pidfd);
+    return mine;
 }

@@ -1447,7 +1447,9 @@ static int perf_start(const struct engine_config *cfg)
     }
     /* The engine thread is the runtime's own: made through the real pthread_create
      * (never registered) with every signal blocked, before the per-CPU events exist
-     * (so that it does not inherit them). */
+     * (so that it does not inherit them). It shares the program's descriptor table
+     * (not RT_OWN_FDS): the events the program's threads open at their start are
+     * enabled, grown and closed here. */
     lifecycle_threads_coming();
     int rc = rt_thread_spawn(&pe.thread, "kestrel-perf", 256 * 1024, 0, engine_main, NULL);
     if (rc != 0) {

@@ -792,7 +792,7 @@ __attribute__((constructor)) static void http_init(void)
     lifecycle_register(&http_client);
     lifecycle_threads_coming();
     pthread_t t;
-    int rc = rt_thread_spawn(&t, "kestrel-http", HTTP_STACK, 1, http_main, NULL);
+    int rc = rt_thread_spawn(&t, "kestrel-http", HTTP_STACK, RT_DETACHED, http_main, NULL);
     if (rc != 0) {
         rtsay("kestrel: KESTREL_HTTP=%s: no thread (%s); no HTTP server", v,
                 strerror(rc));
