@@ -28,10 +28,13 @@
 static pthread_mutex_t rtfd_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t rtfd_once = PTHREAD_ONCE_INIT;
 
+static pthread_mutex_t rtfd_defer_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void rtfd_after_fork_child(void)
 {
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     rtfd_mu = fresh;
+    rtfd_defer_mu = fresh; /* its list: the parent's copies, this child's too */
 }
 
 static void rtfd_init(void)
@@ -92,12 +95,18 @@ int rtfd_adopt(struct rtfd *r, int fd, int perf)
     if (fd < 0) return errno ? -errno : -EBADF; /* the failed open's errno */
     int saved = errno;
     pthread_once(&rtfd_once, rtfd_init);
-    int locked = 0;
-    for (int tries = 0; tries < 1000 && !(locked = pthread_mutex_trylock(&rtfd_mu) == 0); tries++)
+    int locked = 0, high = -1;
+    /* A runtime thread's own table holds none of the program's numbers: nothing to
+     * move out of the way, and its low numbers stay clear of the imports (above). */
+    for (int tries = 0; !rt_thread_own_fds && tries < 1000 &&
+                        !(locked = pthread_mutex_trylock(&rtfd_mu) == 0);
+         tries++)
         sched_yield();
-    int high = locked ? rtfd_above(fd) : -1;
-    if (locked) pthread_mutex_unlock(&rtfd_mu);
-    if (high < 0) high = fcntl(fd, F_DUPFD_CLOEXEC, rtfd_base());
+    if (locked) {
+        high = rtfd_above(fd);
+        pthread_mutex_unlock(&rtfd_mu);
+    }
+    if (high < 0 && !rt_thread_own_fds) high = fcntl(fd, F_DUPFD_CLOEXEC, rtfd_base());
     errno = saved;
     if (high >= 0) {
         close(fd);
@@ -114,6 +123,7 @@ int rtfd_adopt(struct rtfd *r, int fd, int perf)
     r->ino = st.st_ino;
     r->type = st.st_mode & S_IFMT;
     r->perf_id = id;
+    r->table = rt_thread_own_fds;
     r->fd = fd;
     return fd;
 }
@@ -134,31 +144,134 @@ int rtfd_open_once(struct rtfd *r, const char *path)
     r->ino = st.st_ino;
     r->type = st.st_mode & S_IFMT;
     r->perf_id = 0;
+    r->table = rt_thread_own_fds;
     r->fd = fd;
     return fd;
+}
+
+/* Whether descriptor fd of the calling thread's table is r's file. */
+static int rtfd_is(const struct rtfd *r, int fd)
+{
+    struct stat st;
+    uint64_t id = 0;
+    return fstat(fd, &st) == 0 && st.st_dev == r->dev && st.st_ino == r->ino &&
+           (st.st_mode & S_IFMT) == r->type &&
+           (!r->perf_id || (rtfd_perf_id(fd, &id) == 0 && id == r->perf_id));
+}
+
+static int rtfd_same(const struct rtfd *r)
+{
+    return rtfd_is(r, r->fd);
+}
+
+static void rtfd_forget(struct rtfd *r)
+{
+    r->fd = -1;
+    atomic_fetch_add(&rtfd_lost_n, 1);
+}
+
+/* Marks number fd of this thread's own table as holding an import (rtthread.h): only
+ * those are replaced by a later import, never one the thread opened itself. */
+static void rtfd_mark(int fd, int on)
+{
+    if (fd < 0 || fd >= RT_IMPORTS || !rt_thread_imported) return;
+    uint64_t bit = 1ull << (fd % 64), *w = &rt_thread_imported[fd / 64];
+    *w = on ? *w | bit : *w & ~bit;
+}
+
+static int rtfd_marked(int fd)
+{
+    return fd >= 0 && fd < RT_IMPORTS && rt_thread_imported &&
+           (rt_thread_imported[fd / 64] >> (fd % 64) & 1);
+}
+
+/* On a runtime thread with a table of its own: the program's descriptor r->fd copied
+ * there, at the same number. 1 when the copy is the runtime's file; 0 where it cannot be
+ * made (the number is one of this thread's own, or the kernel refuses) or where the
+ * program's number no longer holds the runtime's file (closed there, or the program's
+ * own file now: then forgotten and counted, and a copy of the program's file closed at
+ * once). */
+static int rtfd_import(struct rtfd *r)
+{
+    int n = r->fd;
+    int taken = fcntl(n, F_GETFD) >= 0;
+    if (taken && !rtfd_marked(n)) return 0;
+    int fd = rt_thread_program_fd(n);
+    if (fd < 0) {
+        if (errno == EBADF) rtfd_forget(r); /* the program closed it */
+        return 0;
+    }
+    if (fd != n) {
+        int d = dup3(fd, n, O_CLOEXEC);
+        close(fd);
+        if (d < 0) return 0;
+    }
+    rtfd_mark(n, 1);
+    if (rtfd_same(r)) return 1;
+    close(n);
+    rtfd_mark(n, 0);
+    rtfd_forget(r);
+    return 0;
 }
 
 int rtfd_ok(struct rtfd *r)
 {
     if (r->fd < 0) return 0;
-    struct stat st;
-    uint64_t id = 0;
-    int same = fstat(r->fd, &st) == 0 && st.st_dev == r->dev && st.st_ino == r->ino &&
-               (st.st_mode & S_IFMT) == r->type &&
-               (!r->perf_id || (rtfd_perf_id(r->fd, &id) == 0 && id == r->perf_id));
-    /* On a runtime thread with a table of its own (rtthread.h), the descriptors kept
-     * in the program's table are not there: not this thread's to use, not lost. */
-    if (!same && !rt_thread_own_fds) {
-        r->fd = -1;
-        atomic_fetch_add(&rtfd_lost_n, 1);
+    if (r->table != rt_thread_own_fds) {
+        if (r->table != 0) return 0; /* another runtime thread's own table */
+        return rtfd_same(r) || rtfd_import(r);
     }
+    int same = rtfd_same(r);
+    if (!same) rtfd_forget(r);
     return same;
 }
 
+int rtfd_held(struct rtfd *r)
+{
+    if (r->fd < 0) return 0;
+    if (r->table != 0 || !rt_thread_own_fds) return r->table == rt_thread_own_fds ? rtfd_ok(r) : 1;
+    int copy = rt_thread_program_fd(r->fd);
+    if (copy < 0) {
+        if (errno != EBADF) return 1; /* cannot be told from here */
+        rtfd_forget(r);
+        return 0;
+    }
+    int same = rtfd_is(r, copy);
+    close(copy);
+    if (!same) rtfd_forget(r);
+    return same;
+}
+
+/* The program's copies of descriptors closed on a runtime thread's own table. */
+#define RTFD_DEFER 16
+static struct rtfd rtfd_deferred[RTFD_DEFER];
+static int rtfd_ndeferred;
+
 void rtfd_close(struct rtfd *r)
 {
-    if (rtfd_ok(r)) close(r->fd);
+    if (r->fd >= 0 && r->table == 0 && rt_thread_own_fds) {
+        if (rtfd_same(r)) { /* this thread's import */
+            close(r->fd);
+            rtfd_mark(r->fd, 0);
+        }
+        pthread_mutex_lock(&rtfd_defer_mu);
+        if (rtfd_ndeferred < RTFD_DEFER) rtfd_deferred[rtfd_ndeferred++] = *r;
+        pthread_mutex_unlock(&rtfd_defer_mu);
+    } else if (rtfd_ok(r)) {
+        close(r->fd);
+    }
     r->fd = -1;
+}
+
+void rtfd_close_deferred(void)
+{
+    if (rt_thread_own_fds || !__atomic_load_n(&rtfd_ndeferred, __ATOMIC_RELAXED)) return;
+    pthread_mutex_lock(&rtfd_defer_mu);
+    while (rtfd_ndeferred > 0) {
+        struct rtfd *r = &rtfd_deferred[--rtfd_ndeferred];
+        if (rtfd_same(r)) close(r->fd);
+    }
+    pthread_mutex_unlock(&rtfd_defer_mu);
 }
 
 uint64_t rtfd_lost(void)

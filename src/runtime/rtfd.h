@@ -24,6 +24,16 @@
  * inode and carry no id). The check and the use are two system calls: a program thread
  * that closes the number in between is not seen.
  *
+ * Two tables. A runtime thread may have a descriptor table of its own (rtthread.h,
+ * RT_OWN_FDS), where the program's descriptors are not, and where its own opens land.
+ * Each descriptor remembers the table it was opened in (`table`). On a thread with a
+ * table of its own, one of the program's table is imported at its first use there
+ * (pidfd_getfd, at the same number, where that number is free or holds an earlier
+ * import) and closing it closes the copy there at once and the program's at the next
+ * rtfd_close_deferred() on a thread of the program's table. A thread of the program's
+ * table does not use a descriptor of a runtime thread's own table: rtfd_ok says 0,
+ * and nothing is counted lost.
+ *
  * Signal handlers and inside malloc: rtfd_open_once() and rtfd_close() of its descriptor
  * (open, fstat, close, an atomic add: /proc/self/maps is read there); nothing else. */
 #ifndef KESTREL_RTFD_H
@@ -37,6 +47,7 @@ struct rtfd {
     ino_t ino;        /* ... */
     mode_t type;      /* ... st_mode & S_IFMT */
     uint64_t perf_id; /* a perf event's PERF_EVENT_IOC_ID, 0 for other files */
+    pid_t table;      /* the table it is in: 0 the program's, else rt_thread_own_fds */
 };
 
 /* The lowest number the runtime's descriptors take below the soft limit. */
@@ -58,13 +69,26 @@ int rtfd_adopt(struct rtfd *r, int fd, int perf);
  * the fstat after it). */
 int rtfd_open_once(struct rtfd *r, const char *path);
 
-/* 1 when r->fd still refers to the file adopted; 0 for none. A descriptor found closed
- * or replaced is forgotten (r->fd = -1) and counted once; on a runtime thread with a
- * table of its own (RT_OWN_FDS), where the program's table is not, it is only 0. */
+/* 1 when r->fd still refers to the file adopted, in the calling thread's table (where
+ * it is imported to, see above); 0 for none. A descriptor found closed or replaced in
+ * its own table is forgotten (r->fd = -1) and counted once. */
 int rtfd_ok(struct rtfd *r);
+
+/* Whether r->fd is still the runtime's file in the table it was opened in, for the
+ * count of those the program closed or replaced: rtfd_ok, but on a runtime thread with
+ * a table of its own, one of the program's table is looked at there (a copy the thread
+ * took earlier stays its own whatever the program did since). 1 where it cannot be told
+ * from the calling thread. A descriptor found closed or replaced is forgotten and
+ * counted. */
+int rtfd_held(struct rtfd *r);
 
 /* Closes r->fd if it is still the runtime's; forgets it either way. */
 void rtfd_close(struct rtfd *r);
+
+/* The program's copies of descriptors closed on a runtime thread's own table: closed
+ * now, where still the runtime's. On a thread of the program's table; not in a signal
+ * handler. */
+void rtfd_close_deferred(void);
 
 /* Descriptors found closed or replaced since the last rtfd_lost_reset(). */
 uint64_t rtfd_lost(void);

@@ -7,7 +7,9 @@
 #include <linux/close_range.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -21,7 +23,20 @@ struct rt_start {
     int own_fds;
 };
 
-__thread int rt_thread_own_fds;
+__thread pid_t rt_thread_own_fds;
+__thread uint64_t *rt_thread_imported;
+static _Atomic int rt_alive; /* the runtime's threads running (a fork child has none) */
+static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
+
+static void rt_after_fork_child(void)
+{
+    atomic_store(&rt_alive, 0);
+}
+
+static void rt_init(void)
+{
+    pthread_atfork(NULL, NULL, rt_after_fork_child);
+}
 
 /* The start block is a page of the runtime's own (rtmem), never malloc's: the first
  * free() on a new thread makes glibc give it an arena of its own, 64 MiB of address
@@ -31,14 +46,20 @@ static void *rt_thread_main(void *p)
     struct rt_start start = *(struct rt_start *)p;
     heap_ignore_enter(); /* for life: what this thread allocates is not the program's */
     rtmem_free(p, sizeof start);
-    if (start.own_fds && syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) == 0)
-        rt_thread_own_fds = 1;
-    return start.fn(start.arg);
+    uint64_t imported[RT_IMPORTS / 64] = {0};
+    if (start.own_fds && syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) == 0) {
+        rt_thread_own_fds = (pid_t)syscall(SYS_gettid);
+        rt_thread_imported = imported;
+    }
+    void *r = start.fn(start.arg);
+    atomic_fetch_sub(&rt_alive, 1);
+    return r;
 }
 
 int rt_thread_spawn(pthread_t *out, const char *name, size_t stack_size, int flags,
                     void *(*fn)(void *), void *arg)
 {
+    pthread_once(&rt_once, rt_init);
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits "everything blocked" */
@@ -59,7 +80,9 @@ int rt_thread_spawn(pthread_t *out, const char *name, size_t stack_size, int fla
         char mine[17] = "";
         prctl(PR_GET_NAME, mine);
         prctl(PR_SET_NAME, name);
+        atomic_fetch_add(&rt_alive, 1);
         rc = REAL(pthread_create)(out, &at, rt_thread_main, start);
+        if (rc != 0) atomic_fetch_sub(&rt_alive, 1);
         prctl(PR_SET_NAME, mine);
         pthread_attr_destroy(&at);
         if (rc != 0) rtmem_free(start, sizeof *start);
@@ -76,4 +99,12 @@ int rt_thread_program_fd(int fd)
     int mine = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
     close(pidfd);
     return mine;
+}
+
+int rt_thread_program_threads(void)
+{
+    struct stat st; /* a task folder's links: 2 and one per thread */
+    if (stat("/proc/self/task", &st) != 0 || st.st_nlink < 3) return 0;
+    int n = (int)st.st_nlink - 2 - atomic_load(&rt_alive);
+    return n > 0 ? n : 0;
 }

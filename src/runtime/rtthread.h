@@ -4,6 +4,7 @@
 #define KESTREL_RTTHREAD_H
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Starts fn(arg) on a thread of the runtime's own: made through libc's real
  * pthread_create (so never registered or sampled), with every signal blocked, named
@@ -26,11 +27,25 @@
 int rt_thread_spawn(pthread_t *out, const char *name, size_t stack_size, int flags,
                     void *(*fn)(void *), void *arg);
 
-/* Nonzero on a runtime thread that has a descriptor table of its own (RT_OWN_FDS): the
- * program's descriptors are not there, and the runtime's kept ones (rtfd) neither. */
-extern __thread int rt_thread_own_fds;
+/* The descriptor table the calling thread uses: 0 for the program's, else the thread
+ * id of the runtime thread that has one of its own (RT_OWN_FDS). Neither the
+ * program's descriptors nor the runtime's kept in the program's table are there
+ * (rtfd.h imports the latter where such a thread uses them). */
+extern __thread pid_t rt_thread_own_fds;
+
+/* On such a thread, RT_IMPORTS bits of its own, one per descriptor number, that rtfd.c
+ * sets where the number holds a copy of one of the program's table (NULL elsewhere): a
+ * block on the thread's own stack, so that no thread of the program's carries it in
+ * its static TLS. */
+#define RT_IMPORTS 1024
+extern __thread uint64_t *rt_thread_imported;
+
+/* The threads of the program's own (the process's less the runtime's alive): 1 in a
+ * program that made none. 0 where /proc cannot tell. */
+int rt_thread_program_threads(void);
 
 /* A copy of the program's descriptor `fd` in this thread's own table (pidfd_getfd on
- * the process), for a thread with RT_OWN_FDS; -1 where the kernel refuses. */
+ * the process: the table of its first thread), for a thread with RT_OWN_FDS; -1
+ * where the kernel refuses or that thread has ended. */
 int rt_thread_program_fd(int fd);
 #endif

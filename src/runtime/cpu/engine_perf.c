@@ -252,6 +252,9 @@ struct perf_engine {
     long page;                          /* page size */
     unsigned char *scratch;             /* PERF_RING_SCRATCH bytes for records that wrap */
     pthread_t thread;                   /* the engine thread */
+    int thread_up;                      /* ... is running: joined at stop */
+    int own_table;                      /* it has a descriptor table of its own (below) */
+    _Atomic int handoff;                /* ... and ends, for one that shares the program's */
     struct rtfd epfd;                   /* epoll: the rings' watermark wake-ups and wakefd */
     struct rtfd wakefd;                 /* eventfd: wakes the engine thread early */
     _Atomic int stopping;               /* stop() asked the engine thread to finish */
@@ -489,10 +492,11 @@ static void slot_unlock(struct pslot *p)
     atomic_store_explicit(&p->evlock, 0, memory_order_release);
 }
 
-static void events_ioctl(struct pevents *e, unsigned long req)
+static int events_ioctl(struct pevents *e, unsigned long req)
 {
-    if (rtfd_ok(&e->fd)) ioctl(e->fd.fd, req, 0);
+    int reached = rtfd_ok(&e->fd) && ioctl(e->fd.fd, req, 0) == 0;
     if (e->fd_cs.fd >= 0 && rtfd_ok(&e->fd_cs)) ioctl(e->fd_cs.fd, req, 0);
+    return reached;
 }
 
 /* A small first ring that held pe.small_wake bytes is replaced, with its events: new
@@ -806,6 +810,11 @@ static void on_record(const struct perf_rec *r, void *arg)
     struct drain_ctx *c = arg;
     struct reg_slot *s = c->s;
     struct pslot *p = c->p;
+    /* A thread's own ring after its stop, where the stop could not disable its events
+     * (they were in the engine thread's own table): not its time any more. */
+    if (!p->inherited && r->kind != PERF_REC_LOST && r->kind != PERF_REC_THROTTLE &&
+        r->time > atomic_load(&p->stop_ns))
+        return;
     switch (r->kind) {
     case PERF_REC_SAMPLE:
         if (p->has_cs && r->id == c->id_cs) {
@@ -1079,6 +1088,41 @@ static void drain_all(int final)
     registry_unlock();
 }
 
+/* The engine thread's own descriptor table. In a program of one thread, the engine
+ * thread is the only other one, and a table the two share makes every system call of
+ * the program on a descriptor dearer (rtthread.h, RT_OWN_FDS). So there the engine
+ * thread starts with a table of its own: the program's thread opens its events, the
+ * epoll set and the eventfd in the program's table, as anywhere, and the engine thread
+ * uses copies of them (rtfd.h imports them at their first use); the ring it grows is
+ * in its own table alone, and the program's thread, which then cannot disable it,
+ * marks its stop in time instead (on_record). When the program makes its first thread,
+ * it shares its table from then on anyway: the creating thread asks the engine thread
+ * to end (handoff_drain: the starting thread's own ring read to its end and its events
+ * closed), and starts one that shares the table, with the per-CPU events
+ * (own_table_end). */
+
+/* The engine thread's last drain before its handoff. */
+static void handoff_drain(void)
+{
+    drain_all(0);
+    registry_lock();
+    for (size_t i = registry_next_used(0); i < REGISTRY_SLOTS; i = registry_next_used(i + 1)) {
+        struct reg_slot *s = registry_slot(i);
+        struct pslot *p = ps(i);
+        if (atomic_load(&s->state) == REG_FREE ||
+            !atomic_load_explicit(&p->ready, memory_order_acquire) || p->inherited)
+            continue;
+        slot_lock(p);
+        events_ioctl(&p->ev, PERF_EVENT_IOC_DISABLE);
+        struct drain_ctx c = {s, p, p->ev.id_cs};
+        perf_ring_drain(&p->ev.ring, on_record, &c, pe.scratch);
+        count_bad(&p->ev.ring);
+        events_close(&p->ev);
+        slot_unlock(p);
+    }
+    registry_unlock();
+}
+
 static void wake_engine(void)
 {
     if (rtfd_ok(&pe.wakefd)) eventfd_write(pe.wakefd.fd, 1);
@@ -1090,7 +1134,7 @@ static void *engine_main(void *arg)
     uint64_t period_ns = (pe.privileged ? DRAIN_MS_SWITCH : DRAIN_MS) * 1000000ull;
     uint64_t next = rt_clock_ns(CLOCK_MONOTONIC) + period_ns, images_at = rt_clock_ns(CLOCK_MONOTONIC) + IMAGES_NS;
     if (pe.cfi) uw_tables_refresh(); /* the images, before the first drain walks a copy */
-    while (!atomic_load(&pe.stopping)) {
+    while (!atomic_load(&pe.stopping) && !atomic_load(&pe.handoff)) {
         struct epoll_event ev[8];
         uint64_t now = rt_clock_ns(CLOCK_MONOTONIC);
         int ms = next > now ? (int)((next - now + 999999) / 1000000) : 0;
@@ -1125,6 +1169,10 @@ static void *engine_main(void *arg)
             images_at = now + IMAGES_NS;
         }
         if (pe.cfg.on_period) pe.cfg.on_period(now);
+    }
+    if (atomic_load(&pe.handoff) && !atomic_load(&pe.stopping)) {
+        handoff_drain();
+        return NULL;
     }
     drain_all(1);
     /* Threads still registered: their CPU time so far. */
@@ -1447,16 +1495,18 @@ static int perf_start(const struct engine_config *cfg)
     }
     /* The engine thread is the runtime's own: made through the real pthread_create
      * (never registered) with every signal blocked, before the per-CPU events exist
-     * (so that it does not inherit them). It shares the program's descriptor table
-     * (not RT_OWN_FDS): the events the program's threads open at their start are
-     * enabled, grown and closed here. */
+     * (so that it does not inherit them); with a descriptor table of its own while the
+     * program has one thread (handoff_drain). */
     lifecycle_threads_coming();
-    int rc = rt_thread_spawn(&pe.thread, "kestrel-perf", 256 * 1024, 0, engine_main, NULL);
+    pe.own_table = rt_thread_program_threads() == 1;
+    int rc = rt_thread_spawn(&pe.thread, "kestrel-perf", 256 * 1024,
+                             pe.own_table ? RT_OWN_FDS : 0, engine_main, NULL);
     if (rc != 0) {
         perf_close_fds();
         perf_free();
         return -rc;
     }
+    pe.thread_up = 1;
     /* The per-CPU events wait for this thread's first thread (perf_thread_creating):
      * most processes of a build never make one, and each CPU's ring costs them its
      * clearing. */
@@ -1494,11 +1544,10 @@ static void perf_thread_stop(struct reg_slot *s)
     if (!atomic_load_explicit(&p->ready, memory_order_acquire)) return;
     atomic_store(&p->cpu_end_ns, thread_cpu_ns(CLOCK_THREAD_CPUTIME_ID));
     slot_lock(p);
-    if (p->inherited || atomic_load(&p->moving))
+    if (p->inherited || atomic_load(&p->moving) || !events_ioctl(&p->ev, PERF_EVENT_IOC_DISABLE))
         p->stop_ns = rt_clock_ns(CLOCK_MONOTONIC);
-    else
-        events_ioctl(&p->ev, PERF_EVENT_IOC_DISABLE);
     slot_unlock(p);
+    rtfd_close_deferred();
     /* Between drains, exited threads keep their descriptors and rings: past a few,
      * the engine thread is asked to close them now. */
     if (!atomic_exchange(&p->stopped, 1) && atomic_fetch_add(&pe.draining, 1) + 1 == DRAINING_WAKE)
@@ -1529,10 +1578,46 @@ static void cpus_start_here(void)
     wake_engine(); /* its own events closed now, not at the next periodic drain */
 }
 
+/* The program makes its first thread: the engine thread with a table of its own ends
+ * (handoff_drain) and one that shares the program's starts; the starting thread moves
+ * to the per-CPU events, or where they cannot be opened, to events of its own again. */
+static void own_table_end(void)
+{
+    pe.own_table = 0;
+    pe.cpus_tried = 1;
+    int cpus = cpus_open() == 0;
+    atomic_store(&pe.handoff, 1);
+    wake_engine();
+    if (pe.thread_up) pthread_join(pe.thread, NULL);
+    pe.thread_up = 0;
+    atomic_store(&pe.handoff, 0);
+    rtfd_close_deferred();
+    struct reg_slot *s = registry_self();
+    struct pslot *p = s ? ps(registry_slot_index(s)) : NULL;
+    if (p && atomic_load_explicit(&p->ready, memory_order_acquire) && !p->inherited) {
+        if (cpus) {
+            p->inherited = 1;
+            p->has_cs = pe.cpus_cs;
+            p->start_ns = rt_clock_ns(CLOCK_MONOTONIC);
+        } else if (events_open(&p->ev, s->tid, -1, 0, pe.ring_pages, 0) != 0) {
+            atomic_fetch_add(&pe.threads_unsampled, 1);
+        }
+    }
+    if (cpus) {
+        cpus_enable();
+        pe_covered = pe.gen;
+        atomic_store_explicit(&pe.cpus_ready, 1, memory_order_release);
+    }
+    if (rt_thread_spawn(&pe.thread, "kestrel-perf", 256 * 1024, 0, engine_main, NULL) == 0)
+        pe.thread_up = 1;
+}
+
 /* A thread created now inherits the per-CPU events if its creator has them. */
 static uint32_t perf_thread_creating(void)
 {
-    if (pe_covered != pe.gen && !pe.cpus_tried && pthread_equal(pe.starter, pthread_self()))
+    if (pe.own_table && pthread_equal(pe.starter, pthread_self()))
+        own_table_end();
+    else if (pe_covered != pe.gen && !pe.cpus_tried && pthread_equal(pe.starter, pthread_self()))
         cpus_start_here();
     return pe_covered == pe.gen ? pe.gen : 0;
 }
@@ -1557,7 +1642,9 @@ static void perf_stop(void)
 {
     atomic_store(&pe.stopping, 1);
     wake_engine();
-    pthread_join(pe.thread, NULL);
+    if (pe.thread_up) pthread_join(pe.thread, NULL);
+    pe.thread_up = 0;
+    rtfd_close_deferred();
     events_close_all();
     perf_close_fds();
 }
@@ -1565,6 +1652,8 @@ static void perf_stop(void)
 /* Only this thread exists: the parent's rings are dropped unread. */
 static void perf_after_fork_child(void)
 {
+    pe.thread_up = pe.own_table = 0;
+    rtfd_close_deferred();
     perf_close_fds(); /* the epoll set is the parent's too: closed before any slot */
     events_close_all();
     pe_covered = 0;
@@ -1678,17 +1767,17 @@ static size_t perf_stats(struct engine_stat *out, size_t max)
 {
     /* Every descriptor still held is checked now: the count covers the ones the program
      * took since their last use. */
-    rtfd_ok(&pe.epfd);
-    rtfd_ok(&pe.wakefd);
+    rtfd_held(&pe.epfd);
+    rtfd_held(&pe.wakefd);
     for (size_t k = 0; k < pe.ncpu; k++) {
-        rtfd_ok(&pe.cpus[k].ev.fd);
-        rtfd_ok(&pe.cpus[k].ev.fd_cs);
+        rtfd_held(&pe.cpus[k].ev.fd);
+        rtfd_held(&pe.cpus[k].ev.fd_cs);
     }
 
     for (size_t i = 0, hi = registry_slots_hi(); i < hi; i++)
         if (atomic_load_explicit(&ps(i)->ready, memory_order_acquire)) {
-            rtfd_ok(&ps(i)->ev.fd);
-            rtfd_ok(&ps(i)->ev.fd_cs);
+            rtfd_held(&ps(i)->ev.fd);
+            rtfd_held(&ps(i)->ev.fd_cs);
         }
     const struct engine_stat all[] = {
         {"switch_stacks", (uint64_t)pe.privileged}, /* the kernel sampled each switch */

@@ -10,6 +10,7 @@
 #include "runtime/rtmem.h"
 #include "runtime/outfile.h"
 #include "runtime/rtfd.h"
+#include "runtime/rtthread.h"
 #include "runtime/cpu/sink.h"
 #include "runtime/unwind/step.h"
 #include "runtime/unwind/table.h"
@@ -531,7 +532,8 @@ static int rj_stream_open(struct rawjson_stream *s)
         close(fd);
         return -e;
     }
-    s->id = (struct rtfd){.fd = fd, .dev = st.st_dev, .ino = st.st_ino, .type = S_IFREG};
+    s->id = (struct rtfd){.fd = fd, .dev = st.st_dev, .ino = st.st_ino, .type = S_IFREG,
+                         .table = rt_thread_own_fds};
     return fd;
 }
 
