@@ -185,6 +185,30 @@ static int rtfd_marked(int fd)
            (rt_thread_imported[fd / 64] >> (fd % 64) & 1);
 }
 
+/* dup3(fd, n): where n is at or above the soft RLIMIT_NOFILE (the runtime's numbers in
+ * the program's table are placed there, rtfd_above), the soft limit is raised for the
+ * one call and put back, as rtfd_above does. */
+static int rtfd_dup_at(int fd, int n)
+{
+    int d = dup3(fd, n, O_CLOEXEC);
+    if (d >= 0 || errno != EBADF) return d;
+    struct rlimit rl, up;
+    if (pthread_mutex_lock(&rtfd_mu) != 0) return -1;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)n >= rl.rlim_cur && (rlim_t)n < rl.rlim_max) {
+        up = rl;
+        up.rlim_cur = (rlim_t)n + 1;
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0) {
+            d = dup3(fd, n, O_CLOEXEC);
+            int e = errno;
+            setrlimit(RLIMIT_NOFILE, &rl);
+            errno = e;
+        }
+    }
+    pthread_mutex_unlock(&rtfd_mu);
+    return d;
+}
+
 /* On a runtime thread with a table of its own: the program's descriptor r->fd copied
  * there, at the same number. 1 when the copy is the runtime's file; 0 where it cannot be
  * made (the number is one of this thread's own, or the kernel refuses) or where the
@@ -202,7 +226,7 @@ static int rtfd_import(struct rtfd *r)
         return 0;
     }
     if (fd != n) {
-        int d = dup3(fd, n, O_CLOEXEC);
+        int d = rtfd_dup_at(fd, n);
         close(fd);
         if (d < 0) return 0;
     }
