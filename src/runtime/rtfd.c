@@ -96,9 +96,10 @@ int rtfd_adopt(struct rtfd *r, int fd, int perf)
     int saved = errno;
     pthread_once(&rtfd_once, rtfd_init);
     int locked = 0, high = -1;
+    pid_t mine = rt_thread_table();
     /* A runtime thread's own table holds none of the program's numbers: nothing to
      * move out of the way, and its low numbers stay clear of the imports (above). */
-    for (int tries = 0; !rt_thread_own_fds && tries < 1000 &&
+    for (int tries = 0; !mine && tries < 1000 &&
                         !(locked = pthread_mutex_trylock(&rtfd_mu) == 0);
          tries++)
         sched_yield();
@@ -106,7 +107,7 @@ int rtfd_adopt(struct rtfd *r, int fd, int perf)
         high = rtfd_above(fd);
         pthread_mutex_unlock(&rtfd_mu);
     }
-    if (high < 0 && !rt_thread_own_fds) high = fcntl(fd, F_DUPFD_CLOEXEC, rtfd_base());
+    if (high < 0 && !mine) high = fcntl(fd, F_DUPFD_CLOEXEC, rtfd_base());
     errno = saved;
     if (high >= 0) {
         close(fd);
@@ -123,7 +124,7 @@ int rtfd_adopt(struct rtfd *r, int fd, int perf)
     r->ino = st.st_ino;
     r->type = st.st_mode & S_IFMT;
     r->perf_id = id;
-    r->table = rt_thread_own_fds;
+    r->table = mine;
     r->fd = fd;
     return fd;
 }
@@ -144,7 +145,7 @@ int rtfd_open_once(struct rtfd *r, const char *path)
     r->ino = st.st_ino;
     r->type = st.st_mode & S_IFMT;
     r->perf_id = 0;
-    r->table = rt_thread_own_fds;
+    r->table = rt_thread_table();
     r->fd = fd;
     return fd;
 }
@@ -174,15 +175,16 @@ static void rtfd_forget(struct rtfd *r)
  * those are replaced by a later import, never one the thread opened itself. */
 static void rtfd_mark(int fd, int on)
 {
-    if (fd < 0 || fd >= RT_IMPORTS || !rt_thread_imported) return;
-    uint64_t bit = 1ull << (fd % 64), *w = &rt_thread_imported[fd / 64];
+    uint64_t *bits = rt_thread_imports();
+    if (fd < 0 || fd >= RT_IMPORTS || !bits) return;
+    uint64_t bit = 1ull << (fd % 64), *w = &bits[fd / 64];
     *w = on ? *w | bit : *w & ~bit;
 }
 
 static int rtfd_marked(int fd)
 {
-    return fd >= 0 && fd < RT_IMPORTS && rt_thread_imported &&
-           (rt_thread_imported[fd / 64] >> (fd % 64) & 1);
+    uint64_t *bits = rt_thread_imports();
+    return fd >= 0 && fd < RT_IMPORTS && bits && (bits[fd / 64] >> (fd % 64) & 1);
 }
 
 /* dup3(fd, n): where n is at or above the soft RLIMIT_NOFILE (the runtime's numbers in
@@ -241,7 +243,7 @@ static int rtfd_import(struct rtfd *r)
 int rtfd_ok(struct rtfd *r)
 {
     if (r->fd < 0) return 0;
-    if (r->table != rt_thread_own_fds) {
+    if (r->table != rt_thread_table()) {
         if (r->table != 0) return 0; /* another runtime thread's own table */
         return rtfd_same(r) || rtfd_import(r);
     }
@@ -253,7 +255,8 @@ int rtfd_ok(struct rtfd *r)
 int rtfd_held(struct rtfd *r)
 {
     if (r->fd < 0) return 0;
-    if (r->table != 0 || !rt_thread_own_fds) return r->table == rt_thread_own_fds ? rtfd_ok(r) : 1;
+    pid_t mine = rt_thread_table();
+    if (r->table != 0 || !mine) return r->table == mine ? rtfd_ok(r) : 1;
     int copy = rt_thread_program_fd(r->fd);
     if (copy < 0) {
         if (errno != EBADF) return 1; /* cannot be told from here */
@@ -273,7 +276,7 @@ static int rtfd_ndeferred;
 
 void rtfd_close(struct rtfd *r)
 {
-    if (r->fd >= 0 && r->table == 0 && rt_thread_own_fds) {
+    if (r->fd >= 0 && r->table == 0 && rt_thread_table()) {
         if (rtfd_same(r)) { /* this thread's import */
             close(r->fd);
             rtfd_mark(r->fd, 0);
@@ -289,7 +292,7 @@ void rtfd_close(struct rtfd *r)
 
 void rtfd_close_deferred(void)
 {
-    if (rt_thread_own_fds || !__atomic_load_n(&rtfd_ndeferred, __ATOMIC_RELAXED)) return;
+    if (!__atomic_load_n(&rtfd_ndeferred, __ATOMIC_RELAXED) || rt_thread_table()) return;
     pthread_mutex_lock(&rtfd_defer_mu);
     while (rtfd_ndeferred > 0) {
         struct rtfd *r = &rtfd_deferred[--rtfd_ndeferred];

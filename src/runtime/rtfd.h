@@ -47,7 +47,7 @@ struct rtfd {
     ino_t ino;        /* ... */
     mode_t type;      /* ... st_mode & S_IFMT */
     uint64_t perf_id; /* a perf event's PERF_EVENT_IOC_ID, 0 for other files */
-    pid_t table;      /* the table it is in: 0 the program's, else rt_thread_own_fds */
+    pid_t table;      /* the table it is in: 0 the program's, else rt_thread_table() */
 };
 
 /* The lowest number the runtime's descriptors take below the soft limit. */

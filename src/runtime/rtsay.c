@@ -25,8 +25,8 @@ void rtsay(const char *fmt, ...)
     int saved = errno;
     char line[1280];
     size_t o = 0;
-    int fd = 2;
-    if (!rtsay_channel[0] && rt_thread_own_fds && (fd = rt_thread_program_fd(2)) < 0) {
+    int fd = 2, own = rt_thread_table() != 0;
+    if (!rtsay_channel[0] && own && (fd = rt_thread_program_fd(2)) < 0) {
         errno = saved; /* the program's stderr, from a runtime thread's own table */
         return;
     }
@@ -55,6 +55,6 @@ void rtsay(const char *fmt, ...)
         line[len++] = '\n';
         (void)!write(fd, line, len);
     }
-    if (fd != 2 || rt_thread_own_fds) close(fd);
+    if (fd != 2 || own) close(fd);
     errno = saved;
 }

@@ -7,6 +7,7 @@
 #include <linux/close_range.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -23,14 +24,61 @@ struct rt_start {
     int own_fds;
 };
 
-__thread pid_t rt_thread_own_fds;
-__thread uint64_t *rt_thread_imported;
+/* The runtime's threads with a table of their own (a handful at once). */
+#define RT_OWN_MAX 8
+static struct {
+    _Atomic unsigned long self; /* pthread_self(), 0: free */
+    pid_t tid;
+    uint64_t imports[RT_IMPORTS / 64];
+} rt_own[RT_OWN_MAX];
 static _Atomic int rt_alive; /* the runtime's threads running (a fork child has none) */
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 
 static void rt_after_fork_child(void)
 {
     atomic_store(&rt_alive, 0);
+    for (int i = 0; i < RT_OWN_MAX; i++) /* none of them came along */
+        atomic_store(&rt_own[i].self, 0);
+}
+
+/* This thread's entry, or -1. */
+static int rt_own_index(void)
+{
+    unsigned long me = (unsigned long)pthread_self();
+    for (int i = 0; i < RT_OWN_MAX; i++)
+        if (atomic_load_explicit(&rt_own[i].self, memory_order_acquire) == me) return i;
+    return -1;
+}
+
+pid_t rt_thread_table(void)
+{
+    int i = rt_own_index();
+    return i < 0 ? 0 : rt_own[i].tid;
+}
+
+uint64_t *rt_thread_imports(void)
+{
+    int i = rt_own_index();
+    return i < 0 ? NULL : rt_own[i].imports;
+}
+
+/* A table of its own for the calling thread, where an entry is free and the kernel
+ * allows it (close_range with CLOSE_RANGE_UNSHARE, Linux 5.9); -1 otherwise. */
+static int rt_own_begin(void)
+{
+    for (int i = 0; i < RT_OWN_MAX; i++) {
+        unsigned long free_ = 0;
+        if (!atomic_compare_exchange_strong(&rt_own[i].self, &free_, ~0ul)) continue;
+        if (syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) != 0) {
+            atomic_store(&rt_own[i].self, 0);
+            return -1;
+        }
+        rt_own[i].tid = (pid_t)syscall(SYS_gettid);
+        memset(rt_own[i].imports, 0, sizeof rt_own[i].imports);
+        atomic_store_explicit(&rt_own[i].self, (unsigned long)pthread_self(), memory_order_release);
+        return i;
+    }
+    return -1;
 }
 
 static void rt_init(void)
@@ -46,12 +94,9 @@ static void *rt_thread_main(void *p)
     struct rt_start start = *(struct rt_start *)p;
     heap_ignore_enter(); /* for life: what this thread allocates is not the program's */
     rtmem_free(p, sizeof start);
-    uint64_t imported[RT_IMPORTS / 64] = {0};
-    if (start.own_fds && syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) == 0) {
-        rt_thread_own_fds = (pid_t)syscall(SYS_gettid);
-        rt_thread_imported = imported;
-    }
+    int own = start.own_fds ? rt_own_begin() : -1;
     void *r = start.fn(start.arg);
+    if (own >= 0) atomic_store(&rt_own[own].self, 0);
     atomic_fetch_sub(&rt_alive, 1);
     return r;
 }

@@ -30,15 +30,16 @@ int rt_thread_spawn(pthread_t *out, const char *name, size_t stack_size, int fla
 /* The descriptor table the calling thread uses: 0 for the program's, else the thread
  * id of the runtime thread that has one of its own (RT_OWN_FDS). Neither the
  * program's descriptors nor the runtime's kept in the program's table are there
- * (rtfd.h imports the latter where such a thread uses them). */
-extern __thread pid_t rt_thread_own_fds;
+ * (rtfd.h imports the latter where such a thread uses them). Found by pthread_self()
+ * among the runtime's threads, not kept in a thread-local: a program's thread carries
+ * the runtime's static TLS on its stack, and a program of 16 KiB threads ran out of
+ * stack for 16 bytes more. Signal handlers: yes. */
+pid_t rt_thread_table(void);
 
 /* On such a thread, RT_IMPORTS bits of its own, one per descriptor number, that rtfd.c
- * sets where the number holds a copy of one of the program's table (NULL elsewhere): a
- * block on the thread's own stack, so that no thread of the program's carries it in
- * its static TLS. */
+ * sets where the number holds a copy of one of the program's table; NULL elsewhere. */
 #define RT_IMPORTS 1024
-extern __thread uint64_t *rt_thread_imported;
+uint64_t *rt_thread_imports(void);
 
 /* The threads of the program's own (the process's less the runtime's alive): 1 in a
  * program that made none. 0 where /proc cannot tell. */

@@ -533,7 +533,7 @@ static int rj_stream_open(struct rawjson_stream *s)
         return -e;
     }
     s->id = (struct rtfd){.fd = fd, .dev = st.st_dev, .ino = st.st_ino, .type = S_IFREG,
-                         .table = rt_thread_own_fds};
+                         .table = rt_thread_table()};
     return fd;
 }
 
