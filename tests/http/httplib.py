@@ -50,6 +50,31 @@ class Server:
         return self.first + out, err, self.p.returncode
 
 
+def task_fds(pid, task=None):
+    """{number: link} of the descriptor table of a process (its first thread's, the
+    program's) or of its thread named `task` (the scrape server's is "kestrel-http",
+    with a table of its own: src/runtime/http/server.c)."""
+    where = "/proc/%d/fd" % pid
+    if task:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            try:
+                with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                    if f.read().strip() == task:
+                        where = "/proc/%d/task/%s/fd" % (pid, tid)
+                        break
+            except OSError:
+                pass
+        else:
+            return {}
+    fds = {}
+    for fd in os.listdir(where):
+        try:
+            fds[int(fd)] = os.readlink(os.path.join(where, fd))
+        except OSError:
+            pass
+    return fds
+
+
 def reference_output():
     s = Server({}, preload=False)
     out, err, rc = s.stop()

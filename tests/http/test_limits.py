@@ -27,7 +27,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from httplib import LIB, SERVER, Checker, Server, free_port, parse_response, reference_output, wait_listening
+from httplib import (LIB, SERVER, Checker, Server, free_port, parse_response, reference_output,
+                     task_fds, wait_listening)
 
 PENDING_MAX = 64 << 20  # HTTP_PENDING_MAX
 CONN_MAX = 32           # HTTP_CONN_MAX
@@ -89,13 +90,9 @@ def read_all(k):
 
 
 def sockets_of(pid):
-    n = 0
-    for fd in os.listdir("/proc/%d/fd" % pid):
-        try:
-            n += os.readlink("/proc/%d/fd/%s" % (pid, fd)).startswith("socket:")
-        except OSError:
-            pass
-    return n
+    """The sockets of the program's table and of the server thread's own."""
+    links = set(task_fds(pid).values()) | set(task_fds(pid, "kestrel-http").values())
+    return sum(1 for l in links if l.startswith("socket:"))
 
 
 def rss_kib(pid):

@@ -6,8 +6,9 @@ that never finishes (the server answers others afterwards, and the CPU window ru
 meanwhile still ends on time); a second CPU request during a window; an unknown path;
 a wrong method; a heap profile asked of a process without one. Then the address rules:
 a non-loopback bind is refused (and allowed with KESTREL_HTTP_ALLOW_REMOTE=1, said on
-stderr), a port in use is one stderr line, and the program runs on. Descriptors: high,
-close-on-exec, and not in a fork child."""
+stderr), a port in use is one stderr line, and the program runs on. Descriptors: none
+in the program's table, the listening socket in the server thread's own, high and
+close-on-exec, and none in a fork child."""
 import os
 import socket
 import sys
@@ -15,7 +16,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from httplib import Checker, Server, free_port, get, reference_output, request, wait_listening
+from httplib import (Checker, Server, free_port, get, reference_output, request, task_fds,
+                     wait_listening)
 
 c = Checker()
 ref = reference_output()
@@ -119,18 +121,19 @@ if r:
     c.check(r[2][:2] == b"\x1f\x8b", "a profile is gzip'd")
 c.check(3.0 <= win.get("t", 0) < 7.0, "the 3 s window took %.1f s" % win.get("t", 0))
 
-# descriptors: the listening socket high and close-on-exec; the fork child has none
+# descriptors: none of the server's in the program's table; the server's thread holds
+# its listening socket, high and close-on-exec; the fork child has none
 pid = s.p.pid
-fds = {}
-for fd in os.listdir("/proc/%d/fd" % pid):
-    try:
-        fds[int(fd)] = os.readlink("/proc/%d/fd/%s" % (pid, fd))
-    except OSError:
-        pass
-socks = [fd for fd, l in fds.items() if l.startswith("socket:")]
-c.check(len(socks) == 1 and socks[0] >= 512, "one socket, numbered high: %r" % socks)
+mine = [fd for fd, l in task_fds(pid).items() if l.startswith("socket:")]
+c.check(mine == [], "the program's table holds none of the server's sockets: %r" % mine)
+server = task_fds(pid, "kestrel-http")
+socks = [fd for fd, l in server.items() if l.startswith("socket:")]
+c.check(len(socks) == 1 and socks[0] >= 512,
+        "the server's thread holds one socket, numbered high: %r" % server)
 if socks:
-    with open("/proc/%d/fdinfo/%d" % (pid, socks[0])) as f:
+    tid = [t for t in os.listdir("/proc/%d/task" % pid)
+           if open("/proc/%d/task/%s/comm" % (pid, t)).read().strip() == "kestrel-http"][0]
+    with open("/proc/%d/task/%s/fdinfo/%d" % (pid, tid, socks[0])) as f:
         flags = int([l for l in f if l.startswith("flags:")][0].split()[1], 8)
     c.check(flags & 0o2000000, "the socket is close-on-exec")
 with open(s.err_path) as f:

@@ -4,12 +4,18 @@
  *  - the address: loopback only (127.0.0.0/8, ::1) or a Unix socket (unix:/path, mode
  *    0600), unless KESTREL_HTTP_ALLOW_REMOTE=1, which is said (rtsay.h); an address in use
  *    or refused is one line (rtsay.h), and the program runs on without the server;
- *  - descriptors: O_CLOEXEC, the runtime's own (rtfd.h: moved high, so that the
- *    numbers the program's own open() gets are those it would get unprofiled, and
- *    checked before every read, send and close: a socket the program closed or
- *    replaced — close_range(3, ~0U, 0), dup2 — is never read, written or closed; the
- *    listening socket lost ends the server, with a line (rtsay.h)); a fork child closes
- *    them at once (it does not serve, and must not keep the port);
+ *  - descriptors: the server thread has a descriptor table of its own (rtthread.h,
+ *    RT_OWN_FDS). The listening socket is made in the constructor (so that an address
+ *    in use is said before the program starts), taken into that table by the thread
+ *    (rtfd.h's import) and closed in the program's; its connections and every file the
+ *    thread opens to answer (the images' symbol tables, /proc) are in that table alone.
+ *    So the program's close_range(3, ~0U, 0) or dup2 over any number never reaches
+ *    them, and none of the server's opens can land on a number the program is about to
+ *    take. Where the kernel gives no table of its own, the thread shares the program's,
+ *    and every descriptor is checked before each read, send and close (rtfd.h): one the
+ *    program closed or replaced is never read, written or closed, and the listening
+ *    socket lost ends the server, with a line (rtsay.h). A fork child has none of them
+ *    (or closes them at once): it does not serve, and must not keep the port;
  *  - at most HTTP_CONN_MAX connections, each read and written without blocking from one
  *    poll loop: a request must arrive whole within HTTP_READ_MS and HTTP_HEAD_MAX
  *    (+ HTTP_BODY_MAX for a POST), a response leave within HTTP_WRITE_MS, or the
@@ -519,11 +525,23 @@ static void http_end_all(void)
         conn_close(&hs.conns[i]);
 }
 
+static _Atomic int http_taken; /* the thread has the listening socket: 1 in its own
+                                  table, -1 it shares the program's, -2 it could not
+                                  take it (no server) */
+
 static void *http_main(void *arg)
 {
     (void)arg;
     struct pollfd pf[HTTP_CONN_MAX + 1];
     struct http_conn *who[HTTP_CONN_MAX + 1];
+    if (rt_thread_table() && !rtfd_ok(&hs.listen)) { /* the import refused */
+        atomic_store(&http_taken, -2);
+        rtsay("kestrel: KESTREL_HTTP: the server's thread could not take its socket; no "
+              "HTTP server");
+        return NULL;
+    }
+    if (rt_thread_table()) hs.listen.table = rt_thread_table(); /* its copy, its own */
+    atomic_store(&http_taken, rt_thread_table() ? 1 : -1);
     for (;;) {
         if (!rtfd_ok(&hs.listen)) {
             /* The program closed or replaced the listening socket (a daemon's
@@ -792,11 +810,20 @@ __attribute__((constructor)) static void http_init(void)
     lifecycle_register(&http_client);
     lifecycle_threads_coming();
     pthread_t t;
-    int rc = rt_thread_spawn(&t, "kestrel-http", HTTP_STACK, RT_DETACHED, http_main, NULL);
+    struct rtfd mine = hs.listen; /* the program's table's copy */
+    int rc = rt_thread_spawn(&t, "kestrel-http", HTTP_STACK, RT_DETACHED | RT_OWN_FDS,
+                             http_main, NULL);
     if (rc != 0) {
         rtsay("kestrel: KESTREL_HTTP=%s: no thread (%s); no HTTP server", v,
                 strerror(rc));
         rtfd_close(&hs.listen);
         return;
     }
+    /* Once the thread has its copy, the program's table keeps none (within a second;
+     * a thread that is not running by then leaves it there, checked as before). */
+    for (int i = 0; i < 10000 && !atomic_load(&http_taken); i++) {
+        struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
+    if (atomic_load(&http_taken) == 1 || atomic_load(&http_taken) == -2) rtfd_close(&mine);
 }
