@@ -146,7 +146,9 @@ def static_and_go(tmp):
 
 
 def exits_during(tmp):
-    p = start([os.path.join(PROGS, "prog_nofp"), "0.6"])
+    # 1.5 s: time for the sanitized kestrel to start and attach on a loaded machine (at
+    # 0.6 s the program had ended before it attached, once, beside a full test run).
+    p = start([os.path.join(PROGS, "prog_nofp"), "1.5"])
     stem = os.path.join(tmp, "exits")
     t0 = time.time()
     r = record(["-p", str(p.pid), "--duration", "20"], stem, k=KESTREL_SAN)
