@@ -1,5 +1,6 @@
 """Shared helpers of the CPU runtime's process tests: run a program with
 libkestrel.so preloaded, read and check the raw JSON it leaves, look symbols up."""
+import contextlib
 import json
 import os as _os
 import sys as _sys
@@ -81,6 +82,30 @@ def run(argv, env, timeout=300, **kw):
 
 def tmpdir():
     return tempfile.mkdtemp(prefix="kestrel-rt-")
+
+
+@contextlib.contextmanager
+def full_disk(c, parent):
+    """A folder on a 16 KiB tmpfs whose space a file "fill" takes (root): yields its
+    path, or None where it could not be mounted (a failed check); unmounted after."""
+    full = os.path.join(parent, "full")
+    os.mkdir(full)
+    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", full],
+                       capture_output=True, text=True)
+    if not c.check(m.returncode == 0, "a tmpfs for the full disk: %s" % m.stderr.strip()):
+        yield None
+        return
+    try:
+        fd = os.open(os.path.join(full, "fill"), os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(fd, b"\0" * 4096) > 0:
+                pass
+        except OSError:
+            pass
+        os.close(fd)
+        yield full
+    finally:
+        subprocess.run(["umount", full])
 
 
 def load(path):

@@ -20,8 +20,8 @@ import os
 import resource
 import subprocess
 
-from rtlib import (ENGINE, Checker, load, name_of, prog, profiled_env, rate_of, symbols,
-                   tmpdir, validate)
+from rtlib import (ENGINE, Checker, full_disk, load, name_of, prog, profiled_env, rate_of,
+                   symbols, tmpdir, validate)
 
 c = Checker()
 exe = prog("prog_fdtable")
@@ -82,19 +82,8 @@ if c.check(os.path.exists(raw), "a profile"):
             "the work before, in and after the first thread is sampled: %s at %d Hz" %
             (parts, hz))
 
-full = os.path.join(d, "full")
-os.mkdir(full)
-m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", full],
-                   capture_output=True, text=True)
-if c.check(m.returncode == 0, "a tmpfs for the full disk: %s" % m.stderr.strip()):
-    try:
-        fd = os.open(os.path.join(full, "fill"), os.O_WRONLY | os.O_CREAT)
-        try:
-            while os.write(fd, b"\0" * 4096) > 0:
-                pass
-        except OSError:
-            pass
-        os.close(fd)
+with full_disk(c, d) as full:
+    if full:
         path = os.path.join(full, "p.json")
         r = subprocess.run([exe, "2.5"], env=profiled_env(path), capture_output=True,
                            text=True, timeout=120)
@@ -102,6 +91,4 @@ if c.check(m.returncode == 0, "a tmpfs for the full disk: %s" % m.stderr.strip()
                 "on device (tried again every second)" % path)
         c.check(r.returncode == 0, "full disk: status %d" % r.returncode)
         c.check(line in r.stderr.splitlines(), "full disk: %r in %r" % (line, r.stderr))
-    finally:
-        subprocess.run(["umount", full])
 c.exit()

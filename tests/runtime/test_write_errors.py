@@ -6,9 +6,8 @@ exist, a program that ends with no descriptor left, a full disk (a 16 KiB tmpfs,
 untouched and no temporary file is left. An invalid KESTREL_HEAP_INTERVAL is one line
 and the default interval: the program runs and its profile is written."""
 import os
-import subprocess
 
-from rtlib import Checker, prog, profiled_env, tmpdir, run
+from rtlib import Checker, full_disk, prog, profiled_env, tmpdir, run
 
 c = Checker()
 exe = prog("prog_nofd")
@@ -48,24 +47,11 @@ expect(both(d, "nofd"), [], "Too many open files", os.path.join(d, "nofd"), "no 
        either=True)
 c.check(os.listdir(d) == [], "no descriptor: files left %s" % os.listdir(d))
 
-full = os.path.join(d, "full")
-os.mkdir(full)
-m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", full],
-                   capture_output=True, text=True)
-if c.check(m.returncode == 0, "a tmpfs for the full disk: %s" % m.stderr.strip()):
-    try:
-        fd = os.open(os.path.join(full, "fill"), os.O_WRONLY | os.O_CREAT)
-        try:
-            while os.write(fd, b"\0" * 4096) > 0:
-                pass
-        except OSError:
-            pass
-        os.close(fd)
+with full_disk(c, d) as full:
+    if full:
         expect(both(full, "p"), ["quick"], "No space left on device", os.path.join(full, "p"),
                "full disk")
         c.check(sorted(os.listdir(full)) == ["fill"], "full disk: files left %s" % os.listdir(full))
-    finally:
-        subprocess.run(["umount", full])
 
 env = both(d, "iv")
 env["KESTREL_HEAP_INTERVAL"] = "1000"
