@@ -275,9 +275,8 @@ static void lc_start_watcher(void)
 {
     if (atomic_load(&lc_watcher_up)) return;
     pthread_t t;
-    /* A table of its own: the clients' flushes open what they write. The perf engine's
-     * descriptors are not there (its flush then leaves them to the process's end,
-     * rtfd_ok), and with that engine its own thread shares the program's table anyway. */
+    /* A table of its own: the clients' flushes open what they write, and the runtime's
+     * descriptors they use are imported from the program's table (rtfd.h). */
     if (rt_thread_spawn(&t, "kestrel-exit", 64 * 1024, RT_DETACHED | RT_OWN_FDS, lc_watcher,
                         NULL) == 0)
         atomic_store(&lc_watcher_up, 1); /* the thread blocks every signal */

@@ -13,15 +13,16 @@
  * it allocates is the program's. 0, or a positive error number from pthread_create.
  *
  * RT_OWN_FDS: the thread starts with a descriptor table of its own, empty
- * (close_range(0, ~0U, CLOSE_RANGE_UNSHARE), Linux 5.9), for a thread that keeps no
- * descriptor across its work (it opens what it reads or writes, and closes it). A
- * process whose descriptor table is shared by two threads pays on every system call
+ * (close_range(0, ~0U, CLOSE_RANGE_UNSHARE), Linux 5.9): what it opens lands there,
+ * and the runtime's descriptors of the program's table it uses are imported (rtfd.h).
+ * A process whose descriptor table is shared by two threads pays on every system call
  * that takes a descriptor (the kernel then counts references to the file): a
  * single-threaded program reading /dev/zero into /dev/null in 4 KiB blocks ran 25%
- * slower beside one idle thread of the runtime's, and as fast as unprofiled once that
- * thread had a table of its own. The empty table holds none of the program's files,
- * so a pipe the program closes still ends. Where the kernel refuses, the thread shares
- * the program's table, as before. */
+ * slower beside one idle thread of the runtime's, and 3% slower once that thread had a
+ * table of its own. The empty table holds none of the program's files, so a pipe the
+ * program closes still ends, and none of the thread's opens can land on a number the
+ * program is about to take. Where the kernel refuses, the thread shares the program's
+ * table, as before. */
 #define RT_DETACHED 1
 #define RT_OWN_FDS 2
 int rt_thread_spawn(pthread_t *out, const char *name, size_t stack_size, int flags,

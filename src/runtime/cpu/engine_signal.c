@@ -997,7 +997,8 @@ static int sig_start(const struct engine_config *cfg)
     atomic_store_explicit(&sig_running, 1, memory_order_release);
 
     lifecycle_threads_coming();
-    int r = rt_thread_spawn(&sig_thread, "kestrel-sampler", 256 * 1024, RT_OWN_FDS, sig_main, NULL);
+    int r = rt_thread_spawn(&sig_thread, "kestrel-sampler", 256 * 1024, RT_OWN_FDS, sig_main,
+                            NULL);
     if (r != 0) {
         atomic_store(&sig_running, 0);
         return -r;
