@@ -10,11 +10,12 @@
    goes through the sleep.
 """
 import os, subprocess, sys, tempfile
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [TESTS, os.path.join(TESTS, "runtime")]
 from rawjson import load as load_raw  # noqa: E402  (a streamed raw file's chunks joined)
+from rtlib import LIB, Checker  # noqa: E402
 
-LIB = os.path.abspath("build/lib/libkestrel.so")
-failures = 0
+c = Checker()
 
 # Busy until the process has used `cpu` seconds, then sleeps `sleep` seconds.
 BURN = """
@@ -27,15 +28,6 @@ while time.process_time() < cpu:
 if sleep:
     time.sleep(sleep)
 """
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what, file=sys.stderr)
-    else:
-        print("ok:", what, file=sys.stderr)
 
 
 def start(raw, cpu, sleep=0.0, pin=None):
@@ -52,7 +44,7 @@ def samples_cover(d, what):
     period = 1e9 / d["rate_hz"]
     on = sum(1 for s in d["samples"] if s[3] == 0)
     cpu = st["threads_cpu_ns"]
-    check(on * period >= cpu - 3 * period,
+    c.check(on * period >= cpu - 3 * period,
           f"{what}: {on} on-CPU samples stand for its {cpu / 1e6:.1f} ms of CPU")
 
 
@@ -60,17 +52,17 @@ def main():
     tmp = tempfile.mkdtemp(prefix="kestrel-short-rings-")
     for cpu, what in ((0.04, "about 40 ms of CPU"), (0.4, "about 400 ms of CPU")):
         raw = os.path.join(tmp, f"burn{cpu}.raw.json")
-        check(start(raw, cpu).wait() == 0, f"{what}: the program ran")
+        c.check(start(raw, cpu).wait() == 0, f"{what}: the program ran")
         d = load_raw(raw)
-        check(d["dropped"] == 0, f"{what}: nothing dropped ({d['dropped']})")
+        c.check(d["dropped"] == 0, f"{what}: nothing dropped ({d['dropped']})")
         samples_cover(d, what)
 
     raws = [os.path.join(tmp, f"pin{i}.raw.json") for i in range(2)]
     procs = [start(raws[0], 0.04, 0.3, pin=0), start(raws[1], 0.04, 0.3, pin=0)]
-    check(all(p.wait() == 0 for p in procs), "two processes on one CPU ran")
+    c.check(all(p.wait() == 0 for p in procs), "two processes on one CPU ran")
     ds = [load_raw(r) for r in raws]
     for i, d in enumerate(ds):
-        check(d["dropped"] == 0, f"process {i}, preempted: nothing dropped ({d['dropped']})")
+        c.check(d["dropped"] == 0, f"process {i}, preempted: nothing dropped ({d['dropped']})")
         samples_cover(d, f"process {i}, preempted")
     if not ds[0]["engine_stats"].get("switch_stacks"):
         print("skip: the kernel does not sample switches here (unprivileged)", file=sys.stderr)
@@ -80,14 +72,13 @@ def main():
             waiting = [s for s in d["samples"] if s[3] != 0]
             # 0.3 s asleep: its waiting samples, and no more than the sleep and a
             # few periods (a preemption's interval gives none)
-            check(0.25e9 / period <= len(waiting) <= 0.3e9 / period + 20,
+            c.check(0.25e9 / period <= len(waiting) <= 0.3e9 / period + 20,
                   f"process {i}: {len(waiting)} waiting samples for its 0.3 s asleep")
             deep = [s for s in waiting if len(d["stacks"][s[2]]) >= 3]
-            check(len(deep) >= 0.9 * len(waiting),
+            c.check(len(deep) >= 0.9 * len(waiting),
                   f"process {i}: the sleep's stack walked ({len(deep)} of {len(waiting)} "
                   "waiting samples with 3 frames or more)")
-    print(f"{failures} failed" if failures else "all passed", file=sys.stderr)
-    sys.exit(1 if failures else 0)
+    c.exit()
 
 
 main()
